@@ -1,0 +1,6 @@
+export * from './errors.js';
+export * from './config.js';
+export * from './logger.js';
+export * from './grpc.js';
+export * from './lifecycle.js';
+export * from './time.js';

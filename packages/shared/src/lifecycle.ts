@@ -1,0 +1,35 @@
+import type { Logger } from './logger.js';
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT, then exits. A second signal forces exit,
+ * so an operator is never stuck behind a hung drain.
+ */
+export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+/** Runs an async main, printing a clear message and exiting 1 if start-up fails. */
+export function runMain(name: string, main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`${name}: failed to start: ${message}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,45 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Paths redacted from every log line: credentials must never reach logs,
+ * whatever object they arrive in.
+ */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'apiKey',
+  'key',
+  '*.key',
+  '*.apiKey',
+  'token',
+  '*.token',
+  'password',
+  '*.password',
+  'adminToken',
+];
+
+/** JSON logs on stdout, one logger per service. */
+export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
+  return pino({
+    level,
+    base: { service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    formatters: { level: (label) => ({ level: label }) },
+  });
+}
+
+/** Replaces the password of a connection URL so it can be logged. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '[unparseable url]';
+  }
+}
