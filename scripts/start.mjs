@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// `npm start`: runs every built service as its own process (they talk gRPC on
+// loopback), with embedded adapters for any backend whose URL is unset
+// (DESIGN.md §6). Children that crash are restarted with backoff; SIGINT/SIGTERM
+// stop them in reverse start order so the gateway drains first.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+const root = resolve(new URL('..', import.meta.url).pathname);
+
+// Start order: upstreams first, the gateway last (it reports ready only when tickets is).
+const SERVICES = ['tickets', 'knowledge', 'answers', 'digest', 'gateway'];
+
+const env = {
+  ...process.env,
+  EMBEDDED: 'true',
+  DATA_DIR: resolve(process.env.DATA_DIR ?? './data'),
+  TICKETS_ADDR: process.env.TICKETS_ADDR ?? '127.0.0.1:50051',
+  KNOWLEDGE_ADDR: process.env.KNOWLEDGE_ADDR ?? '127.0.0.1:50052',
+  ANSWERS_ADDR: process.env.ANSWERS_ADDR ?? '127.0.0.1:50053',
+  DIGEST_ADDR: process.env.DIGEST_ADDR ?? '127.0.0.1:50054',
+};
+
+const children = new Map();
+let stopping = false;
+
+function launch(name, attempt = 0) {
+  const entry = resolve(root, 'services', name, 'dist/main.js');
+  const child = spawn(process.execPath, [entry], { env, stdio: 'inherit' });
+  const startedAt = Date.now();
+  children.set(name, child);
+  child.on('exit', (code, signal) => {
+    children.delete(name);
+    if (stopping) return;
+    // A child that ran for a while gets a fresh backoff; a crash loop backs off up to 30 s.
+    const next = Date.now() - startedAt > 60_000 ? 0 : attempt + 1;
+    const delay = Math.min(30_000, 500 * 2 ** next);
+    console.error(`[start] ${name} exited (${signal ?? code}); restarting in ${delay} ms`);
+    setTimeout(() => !stopping && launch(name, next), delay);
+  });
+}
+
+const available = SERVICES.filter((name) => existsSync(resolve(root, 'services', name, 'dist/main.js')));
+const backends = ['MYSQL_URL', 'REDIS_URL', 'NATS_URL', 'QDRANT_URL'].filter((k) => process.env[k]);
+console.error(
+  `[start] services: ${available.join(', ')}; data: ${env.DATA_DIR}; ` +
+    `backends: ${backends.length ? backends.join(', ') : 'embedded'}`,
+);
+for (const name of available) launch(name);
+
+async function stopAll(signal) {
+  if (stopping) return;
+  stopping = true;
+  for (const name of [...available].reverse()) {
+    const child = children.get(name);
+    if (!child) continue;
+    await new Promise((done) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        done();
+      });
+      child.kill('SIGTERM');
+    });
+  }
+  console.error(`[start] stopped (${signal})`);
+  process.exit(0);
+}
+process.on('SIGINT', () => void stopAll('SIGINT'));
+process.on('SIGTERM', () => void stopAll('SIGTERM'));

@@ -1,0 +1,135 @@
+import { boolFlag, ConfigError, hostPort, loadConfig, logLevel, port, z } from '@support-agent/shared';
+
+/** express 'trust proxy': off, on, a hop count, or a comma list of addresses/subnets. */
+const trustProxy = z
+  .string()
+  .transform((v): boolean | number | string => {
+    const s = v.trim().toLowerCase();
+    if (['false', '0', 'no', 'off'].includes(s)) return false;
+    if (['true', 'yes', 'on'].includes(s)) return true;
+    if (/^[0-9]+$/.test(s)) return Number(s);
+    return v.trim();
+  })
+  .default(false);
+
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `expected a ${protocols.join(' or ')}// URL`);
+
+/** Environment of the gateway; every variable is documented in README.md. */
+const schema = z
+  .object({
+    PORT: port.default(8080),
+    HOST: z.string().default('0.0.0.0'),
+    ADMIN_PORT: port.default(8081),
+    ADMIN_HOST: z.string().default('127.0.0.1'),
+    ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    MYSQL_URL: url(['mysql:']).optional(),
+    REDIS_URL: url(['redis:', 'rediss:']).optional(),
+    TICKETS_ADDR: hostPort.default('127.0.0.1:50051'),
+    KNOWLEDGE_ADDR: hostPort.default('127.0.0.1:50052'),
+    ANSWERS_ADDR: hostPort.default('127.0.0.1:50053'),
+    DIGEST_ADDR: hostPort.default('127.0.0.1:50054'),
+    EMBEDDED: boolFlag.default(false),
+    DATA_DIR: z.string().default('./data'),
+    PUBLIC_BASE_URL: url(['http:', 'https:']).optional(),
+    TRUST_PROXY: trustProxy,
+    AUTH_FAILURES_PER_MIN_PER_IP: z.coerce.number().int().min(1).default(20),
+    // The contract promises revocation and settings changes on every replica within 1 s.
+    KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
+    GRPC_DEADLINE_MS: z.coerce.number().int().min(1).default(5000),
+    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+    LOG_LEVEL: logLevel,
+  })
+  .superRefine((env, ctx) => {
+    if (env.EMBEDDED) return;
+    for (const name of ['MYSQL_URL', 'REDIS_URL', 'ADMIN_TOKEN'] as const) {
+      if (env[name] === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `is required (the embedded fallback only applies under \`npm start\`, EMBEDDED=true)`,
+        });
+      }
+    }
+  });
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  adminPort: number;
+  adminHost: string;
+  /** Unset only in embedded mode, where one is generated under DATA_DIR. */
+  adminToken: string | undefined;
+  /** Unset = embedded store (JSONL journal under DATA_DIR/gateway). */
+  mysqlUrl: string | undefined;
+  /** Unset = per-replica in-memory rate limiting. */
+  redisUrl: string | undefined;
+  ticketsAddr: string;
+  knowledgeAddr: string;
+  answersAddr: string;
+  digestAddr: string;
+  embedded: boolean;
+  dataDir: string;
+  /** Without a trailing slash. */
+  publicBaseUrl: string;
+  trustProxy: boolean | number | string;
+  authFailuresPerMinPerIp: number;
+  keyCacheTtlMs: number;
+  grpcDeadlineMs: number;
+  /** Time between failing readiness and closing the listener, for load balancers to notice. */
+  shutdownDelayMs: number;
+  /** How long in-flight requests may take to finish before connections are cut. */
+  shutdownGraceMs: number;
+  logLevel: string;
+}
+
+/** Reads and validates the gateway's environment; throws ConfigError with every problem. */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const e = loadConfig(schema, env);
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    adminPort: e.ADMIN_PORT,
+    adminHost: e.ADMIN_HOST,
+    adminToken: e.ADMIN_TOKEN,
+    mysqlUrl: e.MYSQL_URL,
+    redisUrl: e.REDIS_URL,
+    ticketsAddr: e.TICKETS_ADDR.address,
+    knowledgeAddr: e.KNOWLEDGE_ADDR.address,
+    answersAddr: e.ANSWERS_ADDR.address,
+    digestAddr: e.DIGEST_ADDR.address,
+    embedded: e.EMBEDDED,
+    dataDir: e.DATA_DIR,
+    publicBaseUrl,
+    trustProxy: e.TRUST_PROXY,
+    authFailuresPerMinPerIp: e.AUTH_FAILURES_PER_MIN_PER_IP,
+    keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
+    grpcDeadlineMs: e.GRPC_DEADLINE_MS,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** The same rules as the schema, for callers that build a GatewayConfig by hand (tests). */
+export function assertRunnable(config: GatewayConfig): void {
+  if (config.embedded) return;
+  const missing = [
+    config.mysqlUrl === undefined && 'MYSQL_URL',
+    config.redisUrl === undefined && 'REDIS_URL',
+    config.adminToken === undefined && 'ADMIN_TOKEN',
+  ].filter(Boolean);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `${missing.join(', ')} required: the embedded fallback only applies under \`npm start\` (EMBEDDED=true)`,
+    );
+  }
+}

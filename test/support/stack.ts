@@ -1,0 +1,251 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { checkHealth } from '@support-agent/shared';
+import { freePort } from './backends.js';
+
+export { freePort };
+
+const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+
+/** One service process started exactly as its container starts it: `node dist/main.js`. */
+export class ServiceProcess {
+  private child: ChildProcess | undefined;
+  readonly logFile: string;
+
+  constructor(
+    readonly name: string,
+    readonly service: string,
+    readonly env: Record<string, string>,
+    logDir: string,
+  ) {
+    mkdirSync(logDir, { recursive: true });
+    this.logFile = join(logDir, `${name}.log`);
+  }
+
+  start(): void {
+    const fd = openSync(this.logFile, 'a');
+    this.child = spawn(process.execPath, [join(ROOT, 'services', this.service, 'dist/main.js')], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...this.env },
+      stdio: ['ignore', fd, fd],
+      cwd: ROOT,
+    });
+    closeSync(fd);
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get running(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Sends a signal and waits for exit (SIGKILL after timeoutMs). */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((done) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        done();
+      });
+      child.kill(signal);
+    });
+  }
+
+  logs(): string {
+    try {
+      return readFileSync(this.logFile, 'utf8');
+    } catch {
+      return '';
+    }
+  }
+}
+
+export interface StackOptions {
+  /** Directory for logs and embedded data. */
+  dir: string;
+  /** Real backends; omitted ones use embedded adapters (EMBEDDED=true). */
+  mysqlUrl?: string;
+  redisUrl?: string;
+  natsUrl?: string;
+  gateways?: number;
+  env?: Record<string, string>;
+}
+
+/** The gateway + tickets topology as separate processes talking gRPC on loopback. */
+export class Stack {
+  readonly adminToken = randomBytes(24).toString('hex');
+  tickets!: ServiceProcess;
+  gateways: ServiceProcess[] = [];
+  private gatewayPorts: number[] = [];
+  private adminPorts: number[] = [];
+  ticketsAddr = '';
+
+  constructor(readonly options: StackOptions) {}
+
+  get embedded(): boolean {
+    return !this.options.mysqlUrl;
+  }
+
+  baseUrl(i = 0): string {
+    return `http://127.0.0.1:${this.gatewayPorts[i]}`;
+  }
+
+  adminUrl(i = 0): string {
+    return `http://127.0.0.1:${this.adminPorts[i]}`;
+  }
+
+  private backendEnv(): Record<string, string> {
+    const env: Record<string, string> = { DATA_DIR: join(this.options.dir, 'data') };
+    if (this.options.mysqlUrl) env.MYSQL_URL = this.options.mysqlUrl;
+    if (this.options.redisUrl) env.REDIS_URL = this.options.redisUrl;
+    if (this.options.natsUrl) env.NATS_URL = this.options.natsUrl;
+    if (!this.options.mysqlUrl || !this.options.redisUrl || !this.options.natsUrl) env.EMBEDDED = 'true';
+    return { ...env, ...this.options.env };
+  }
+
+  async start(): Promise<this> {
+    const logDir = join(this.options.dir, 'logs');
+    this.ticketsAddr = `127.0.0.1:${await freePort()}`;
+    this.tickets = new ServiceProcess('tickets', 'tickets', { ...this.backendEnv(), TICKETS_ADDR: this.ticketsAddr }, logDir);
+    this.tickets.start();
+    await this.waitForTickets();
+    const count = this.options.gateways ?? 1;
+    for (let i = 0; i < count; i++) {
+      const port = await freePort();
+      const adminPort = await freePort();
+      this.gatewayPorts.push(port);
+      this.adminPorts.push(adminPort);
+      const gw = new ServiceProcess(`gateway-${i}`, 'gateway', {
+        ...this.backendEnv(),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        ADMIN_PORT: String(adminPort),
+        ADMIN_TOKEN: this.adminToken,
+        TICKETS_ADDR: this.ticketsAddr,
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      }, logDir);
+      this.gateways.push(gw);
+      gw.start();
+    }
+    await Promise.all(this.gateways.map((_, i) => this.waitForGateway(i)));
+    return this;
+  }
+
+  async waitForTickets(timeoutMs = 30_000): Promise<void> {
+    await waitFor(() => checkHealth(this.ticketsAddr), timeoutMs, () => `tickets not healthy:\n${tail(this.tickets.logs())}`);
+  }
+
+  async waitForGateway(i: number, timeoutMs = 30_000): Promise<void> {
+    await waitFor(
+      async () => {
+        try {
+          const res = await fetch(`${this.baseUrl(i)}/readyz`);
+          return res.status === 200;
+        } catch {
+          return false;
+        }
+      },
+      timeoutMs,
+      () => `gateway ${i} not ready:\n${tail(this.gateways[i]!.logs())}`,
+    );
+  }
+
+  async restartTickets(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    await this.tickets.stop(signal);
+    this.tickets.start();
+    await this.waitForTickets();
+  }
+
+  async restartGateway(i: number): Promise<void> {
+    await this.gateways[i]!.stop();
+    this.gateways[i]!.start();
+    await this.waitForGateway(i);
+  }
+
+  /** Calls the admin API of gateway i; throws on a non-2xx answer. */
+  async admin<T = unknown>(method: string, path: string, body?: unknown, i = 0): Promise<T> {
+    const res = await fetch(`${this.adminUrl(i)}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.adminToken}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`admin ${method} ${path} → ${res.status} ${text}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Creates an organization and a key with the given scopes; returns the key. */
+  async orgWithKey(orgId: string, scopes: string[] = ALL_SCOPES, settings?: Record<string, number>): Promise<string> {
+    await this.admin('POST', '/admin/v1/orgs', { id: orgId, name: `Org ${orgId}` });
+    if (settings) await this.admin('PATCH', `/admin/v1/orgs/${orgId}/settings`, settings);
+    return this.keyFor(orgId, scopes);
+  }
+
+  async keyFor(orgId: string, scopes: string[] = ALL_SCOPES): Promise<string> {
+    return (await this.createKey(orgId, scopes)).key;
+  }
+
+  async createKey(orgId: string, scopes: string[] = ALL_SCOPES): Promise<{ id: string; key: string }> {
+    return this.admin<{ id: string; key: string }>('POST', `/admin/v1/orgs/${orgId}/keys`, { name: 'test', scopes });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.gateways.map((g) => g.stop()));
+    await this.tickets?.stop();
+  }
+
+  allLogs(): string {
+    return [this.tickets, ...this.gateways].map((p) => p.logs()).join('\n');
+  }
+}
+
+export const ALL_SCOPES = ['kb:read', 'faq:read', 'tickets:read', 'tickets:write', 'answers:write'];
+
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  describe: () => string = () => 'condition not met',
+  intervalMs = 50,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+function tail(text: string, lines = 30): string {
+  return text.split('\n').slice(-lines).join('\n');
+}
+
+/** A small HTTP client for tests: returns status, headers and raw + parsed body. */
+export async function api(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; text: string; json: any }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
