@@ -62,6 +62,26 @@ export interface GetUsageResponse {
   deflectionLimit: number;
 }
 
+export interface SetOrgPolicyRequest {
+  orgId: string;
+  policy: OrgPolicy | undefined;
+}
+
+export interface SetOrgPolicyResponse {
+}
+
+export interface ClassifyTicketRequest {
+  content: string;
+}
+
+export interface ClassifyTicketResponse {
+  /** bug, feature_request, documentation, how_to, general_question. */
+  category: string;
+  /** critical, high, medium, low. */
+  priority: string;
+  summary: string;
+}
+
 function createBaseOrgPolicy(): OrgPolicy {
   return { deflectionMonthlyLimit: 0, highConfidenceThreshold: 0 };
 }
@@ -712,6 +732,317 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
   },
 };
 
+function createBaseSetOrgPolicyRequest(): SetOrgPolicyRequest {
+  return { orgId: "", policy: undefined };
+}
+
+export const SetOrgPolicyRequest: MessageFns<SetOrgPolicyRequest> = {
+  encode(message: SetOrgPolicyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.policy !== undefined) {
+      OrgPolicy.encode(message.policy, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetOrgPolicyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetOrgPolicyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.policy = OrgPolicy.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetOrgPolicyRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      policy: isSet(object.policy) ? OrgPolicy.fromJSON(object.policy) : undefined,
+    };
+  },
+
+  toJSON(message: SetOrgPolicyRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.policy !== undefined) {
+      obj.policy = OrgPolicy.toJSON(message.policy);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetOrgPolicyRequest>, I>>(base?: I): SetOrgPolicyRequest {
+    return SetOrgPolicyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetOrgPolicyRequest>, I>>(object: I): SetOrgPolicyRequest {
+    const message = createBaseSetOrgPolicyRequest();
+    message.orgId = object.orgId ?? "";
+    message.policy = (object.policy !== undefined && object.policy !== null)
+      ? OrgPolicy.fromPartial(object.policy)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetOrgPolicyResponse(): SetOrgPolicyResponse {
+  return {};
+}
+
+export const SetOrgPolicyResponse: MessageFns<SetOrgPolicyResponse> = {
+  encode(_: SetOrgPolicyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetOrgPolicyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetOrgPolicyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): SetOrgPolicyResponse {
+    return {};
+  },
+
+  toJSON(_: SetOrgPolicyResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetOrgPolicyResponse>, I>>(base?: I): SetOrgPolicyResponse {
+    return SetOrgPolicyResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetOrgPolicyResponse>, I>>(_: I): SetOrgPolicyResponse {
+    const message = createBaseSetOrgPolicyResponse();
+    return message;
+  },
+};
+
+function createBaseClassifyTicketRequest(): ClassifyTicketRequest {
+  return { content: "" };
+}
+
+export const ClassifyTicketRequest: MessageFns<ClassifyTicketRequest> = {
+  encode(message: ClassifyTicketRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.content !== "") {
+      writer.uint32(10).string(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClassifyTicketRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClassifyTicketRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClassifyTicketRequest {
+    return { content: isSet(object.content) ? globalThis.String(object.content) : "" };
+  },
+
+  toJSON(message: ClassifyTicketRequest): unknown {
+    const obj: any = {};
+    if (message.content !== "") {
+      obj.content = message.content;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClassifyTicketRequest>, I>>(base?: I): ClassifyTicketRequest {
+    return ClassifyTicketRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClassifyTicketRequest>, I>>(object: I): ClassifyTicketRequest {
+    const message = createBaseClassifyTicketRequest();
+    message.content = object.content ?? "";
+    return message;
+  },
+};
+
+function createBaseClassifyTicketResponse(): ClassifyTicketResponse {
+  return { category: "", priority: "", summary: "" };
+}
+
+export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
+  encode(message: ClassifyTicketResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.category !== "") {
+      writer.uint32(10).string(message.category);
+    }
+    if (message.priority !== "") {
+      writer.uint32(18).string(message.priority);
+    }
+    if (message.summary !== "") {
+      writer.uint32(26).string(message.summary);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClassifyTicketResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClassifyTicketResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.priority = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClassifyTicketResponse {
+    return {
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      priority: isSet(object.priority) ? globalThis.String(object.priority) : "",
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+    };
+  },
+
+  toJSON(message: ClassifyTicketResponse): unknown {
+    const obj: any = {};
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.priority !== "") {
+      obj.priority = message.priority;
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClassifyTicketResponse>, I>>(base?: I): ClassifyTicketResponse {
+    return ClassifyTicketResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClassifyTicketResponse>, I>>(object: I): ClassifyTicketResponse {
+    const message = createBaseClassifyTicketResponse();
+    message.category = object.category ?? "";
+    message.priority = object.priority ?? "";
+    message.summary = object.summary ?? "";
+    return message;
+  },
+};
+
 export type AnswersServiceService = typeof AnswersServiceService;
 export const AnswersServiceService = {
   /**
@@ -738,6 +1069,32 @@ export const AnswersServiceService = {
     responseSerialize: (value: GetUsageResponse): Buffer => Buffer.from(GetUsageResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetUsageResponse => GetUsageResponse.decode(value),
   },
+  /**
+   * The gateway owns per-org settings; it pushes them here when they change (and
+   * passes them on every GenerateAnswer), so triage of new tickets uses them too.
+   */
+  setOrgPolicy: {
+    path: "/supportagent.answers.v1.AnswersService/SetOrgPolicy" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetOrgPolicyRequest): Buffer => Buffer.from(SetOrgPolicyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetOrgPolicyRequest => SetOrgPolicyRequest.decode(value),
+    responseSerialize: (value: SetOrgPolicyResponse): Buffer =>
+      Buffer.from(SetOrgPolicyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetOrgPolicyResponse => SetOrgPolicyResponse.decode(value),
+  },
+  /** The classification step of the triage pipeline, exposed for evaluation. */
+  classifyTicket: {
+    path: "/supportagent.answers.v1.AnswersService/ClassifyTicket" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ClassifyTicketRequest): Buffer =>
+      Buffer.from(ClassifyTicketRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ClassifyTicketRequest => ClassifyTicketRequest.decode(value),
+    responseSerialize: (value: ClassifyTicketResponse): Buffer =>
+      Buffer.from(ClassifyTicketResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ClassifyTicketResponse => ClassifyTicketResponse.decode(value),
+  },
 } as const;
 
 export interface AnswersServiceServer extends UntypedServiceImplementation {
@@ -747,6 +1104,13 @@ export interface AnswersServiceServer extends UntypedServiceImplementation {
    */
   generateAnswer: handleUnaryCall<GenerateAnswerRequest, GenerateAnswerResponse>;
   getUsage: handleUnaryCall<GetUsageRequest, GetUsageResponse>;
+  /**
+   * The gateway owns per-org settings; it pushes them here when they change (and
+   * passes them on every GenerateAnswer), so triage of new tickets uses them too.
+   */
+  setOrgPolicy: handleUnaryCall<SetOrgPolicyRequest, SetOrgPolicyResponse>;
+  /** The classification step of the triage pipeline, exposed for evaluation. */
+  classifyTicket: handleUnaryCall<ClassifyTicketRequest, ClassifyTicketResponse>;
 }
 
 export interface AnswersServiceClient extends Client {
@@ -783,6 +1147,41 @@ export interface AnswersServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetUsageResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The gateway owns per-org settings; it pushes them here when they change (and
+   * passes them on every GenerateAnswer), so triage of new tickets uses them too.
+   */
+  setOrgPolicy(
+    request: SetOrgPolicyRequest,
+    callback: (error: ServiceError | null, response: SetOrgPolicyResponse) => void,
+  ): ClientUnaryCall;
+  setOrgPolicy(
+    request: SetOrgPolicyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetOrgPolicyResponse) => void,
+  ): ClientUnaryCall;
+  setOrgPolicy(
+    request: SetOrgPolicyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetOrgPolicyResponse) => void,
+  ): ClientUnaryCall;
+  /** The classification step of the triage pipeline, exposed for evaluation. */
+  classifyTicket(
+    request: ClassifyTicketRequest,
+    callback: (error: ServiceError | null, response: ClassifyTicketResponse) => void,
+  ): ClientUnaryCall;
+  classifyTicket(
+    request: ClassifyTicketRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ClassifyTicketResponse) => void,
+  ): ClientUnaryCall;
+  classifyTicket(
+    request: ClassifyTicketRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ClassifyTicketResponse) => void,
   ): ClientUnaryCall;
 }
 
