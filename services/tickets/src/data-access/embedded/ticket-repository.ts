@@ -1,0 +1,320 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { JsonlJournal, type Logger } from '@support-agent/shared';
+import { toOutboxMessage, type OutboxMessage, type TicketEvent } from '../../domain/events.js';
+import type {
+  InsertOutcome,
+  ListQuery,
+  PublishReport,
+  RelayBatchResult,
+  TicketChange,
+  TicketRepository,
+  UpdateOutcome,
+} from '../../domain/ports.js';
+import type { Ticket, TicketDraft } from '../../domain/ticket.js';
+import { lockDirectory } from './dir-lock.js';
+import { SortedTicketIndex } from './sorted-index.js';
+
+interface StoredTicket extends Omit<Ticket, 'createdAt' | 'updatedAt'> {
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface StoredEvent extends OutboxMessage {
+  seq: number;
+}
+
+/** One line of the journal. A `tx` line is one transaction: all of it survives a crash, or none. */
+type JournalRecord =
+  | { k: 'secret'; secret: string }
+  | { k: 'tx'; tickets?: StoredTicket[]; events?: StoredEvent[]; once?: string[] }
+  | { k: 'published'; seqs: number[] };
+
+const JOURNAL_FILE = 'journal.jsonl';
+const SNAPSHOT_CHUNK = 500;
+
+/**
+ * Tickets in memory, persisted to an fsynced JSON-lines journal under
+ * DATA_DIR/tickets: the store of `npm start` without MYSQL_URL. Each write is
+ * journaled before it is applied, so a restart rebuilds exactly what was
+ * acknowledged. One process per directory (a LOCK file enforces it).
+ */
+export class EmbeddedTicketRepository implements TicketRepository {
+  private readonly tickets = new Map<number, Ticket>();
+  private readonly byIdempotencyKey = new Map<string, number>();
+  private readonly indexes = new Map<string, SortedTicketIndex>();
+  /** Unpublished events in outbox order (Map keeps insertion order). */
+  private readonly pending = new Map<number, StoredEvent>();
+  private readonly inFlight = new Set<number>();
+  private readonly onceKeys = new Set<string>();
+  private nextId = 1;
+  private nextSeq = 1;
+  private secret: Buffer | undefined;
+  private journal: JsonlJournal<JournalRecord>;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly releaseLock: () => void,
+  ) {
+    this.journal = new JsonlJournal<JournalRecord>(join(dir, JOURNAL_FILE));
+  }
+
+  static open(dir: string, logger: Logger): EmbeddedTicketRepository {
+    const release = lockDirectory(dir);
+    try {
+      const repo = new EmbeddedTicketRepository(dir, release);
+      let written = 0;
+      repo.journal.replay((record) => {
+        written += repo.apply(record);
+      });
+      const live = repo.tickets.size + repo.pending.size + repo.onceKeys.size;
+      if (written > 2 * live + 1_000) {
+        repo.compact();
+        logger.info({ dir, written, live }, 'tickets journal compacted');
+      }
+      logger.info(
+        { dir, tickets: repo.tickets.size, pendingEvents: repo.pending.size },
+        'embedded tickets store open',
+      );
+      return repo;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  async insert(
+    draft: TicketDraft,
+    eventsFor: (ticket: Ticket) => TicketEvent[],
+  ): Promise<InsertOutcome> {
+    if (draft.idempotencyKey !== null) {
+      const existing = this.byIdempotencyKey.get(keyOf(draft.orgId, draft.idempotencyKey));
+      if (existing !== undefined) return { kind: 'duplicate', ticketId: existing };
+    }
+    const ticket: Ticket = { ...draft, id: this.nextId };
+    this.commit({
+      k: 'tx',
+      tickets: [toStored(ticket)],
+      events: this.toStoredEvents(eventsFor(ticket)),
+    });
+    return { kind: 'created', ticket: { ...ticket } };
+  }
+
+  async findIdByIdempotencyKey(orgId: string, key: string): Promise<number | undefined> {
+    return this.byIdempotencyKey.get(keyOf(orgId, key));
+  }
+
+  async get(orgId: string, ticketId: number): Promise<Ticket | undefined> {
+    const ticket = this.tickets.get(ticketId);
+    return ticket && ticket.orgId === orgId ? { ...ticket } : undefined;
+  }
+
+  async list(query: ListQuery): Promise<Ticket[]> {
+    const { orgId, filters } = query;
+    // Walk the smallest index that satisfies one filter; check the others on the way.
+    const keys = [indexKey('o', orgId)];
+    if (filters.status) keys.push(indexKey('s', orgId, filters.status));
+    if (filters.priority) keys.push(indexKey('p', orgId, filters.priority));
+    if (filters.category) keys.push(indexKey('c', orgId, filters.category));
+    let index: SortedTicketIndex | undefined;
+    for (const key of keys) {
+      const candidate = this.indexes.get(key);
+      if (!candidate) return []; // nothing matches this filter
+      if (!index || candidate.size < index.size) index = candidate;
+    }
+    if (!index) return [];
+    const out: Ticket[] = [];
+    for (const t of index.newestFirst(query.after)) {
+      if (filters.status && t.status !== filters.status) continue;
+      if (filters.priority && t.priority !== filters.priority) continue;
+      if (filters.category && t.category !== filters.category) continue;
+      out.push({ ...t });
+      if (out.length >= query.limit) break;
+    }
+    return out;
+  }
+
+  async update(
+    orgId: string,
+    ticketId: number,
+    decide: (current: Ticket) => TicketChange | null,
+    options: { onceKey?: string } = {},
+  ): Promise<UpdateOutcome> {
+    const current = this.tickets.get(ticketId);
+    if (!current || current.orgId !== orgId) return { kind: 'not_found' };
+    const { onceKey } = options;
+    if (onceKey !== undefined && this.onceKeys.has(onceKey))
+      return { kind: 'already_applied', ticket: { ...current } };
+    const change = decide({ ...current });
+    const once = onceKey === undefined ? {} : { once: [onceKey] };
+    if (!change) {
+      if (onceKey !== undefined) this.commit({ k: 'tx', ...once });
+      return { kind: 'unchanged', ticket: { ...current } };
+    }
+    const next: Ticket = {
+      ...change.next,
+      id: current.id,
+      orgId: current.orgId,
+      createdAt: current.createdAt,
+    };
+    this.commit({
+      k: 'tx',
+      tickets: [toStored(next)],
+      events: this.toStoredEvents(change.events),
+      ...once,
+    });
+    return { kind: 'updated', ticket: { ...next } };
+  }
+
+  async cursorSecret(): Promise<Buffer> {
+    if (!this.secret) this.commit({ k: 'secret', secret: randomBytes(32).toString('base64') });
+    return this.secret!;
+  }
+
+  async relayBatch(
+    limit: number,
+    publish: (messages: OutboxMessage[]) => Promise<PublishReport>,
+  ): Promise<RelayBatchResult> {
+    const batch: StoredEvent[] = [];
+    for (const event of this.pending.values()) {
+      if (this.inFlight.has(event.seq)) continue;
+      batch.push(event);
+      if (batch.length >= limit) break;
+    }
+    if (batch.length === 0) return { claimed: 0, published: 0 };
+    for (const e of batch) this.inFlight.add(e.seq);
+    try {
+      const report = await publish(
+        batch.map(({ eventId, subject, payload }) => ({ eventId, subject, payload })),
+      );
+      const done = new Set(report.published);
+      const seqs = batch.filter((e) => done.has(e.eventId)).map((e) => e.seq);
+      if (seqs.length > 0) this.commit({ k: 'published', seqs });
+      return {
+        claimed: batch.length,
+        published: seqs.length,
+        ...(report.error === undefined ? {} : { error: report.error }),
+      };
+    } finally {
+      for (const e of batch) this.inFlight.delete(e.seq);
+    }
+  }
+
+  /** Published events are dropped at once (and from the journal at the next compaction). */
+  async purgePublished(_cutoff: Date): Promise<number> {
+    return 0;
+  }
+
+  async close(): Promise<void> {
+    this.journal.close();
+    this.releaseLock();
+  }
+
+  /** Journals the record (fsynced), then applies it: a failed write changes nothing. */
+  private commit(record: JournalRecord): void {
+    this.journal.append(record);
+    this.apply(record);
+  }
+
+  /** Applies one journal record to memory; returns how many items it wrote. */
+  private apply(record: JournalRecord): number {
+    switch (record.k) {
+      case 'secret':
+        this.secret = Buffer.from(record.secret, 'base64');
+        return 1;
+      case 'published':
+        for (const seq of record.seqs) this.pending.delete(seq);
+        return record.seqs.length;
+      case 'tx': {
+        for (const stored of record.tickets ?? []) this.putTicket(fromStored(stored));
+        for (const event of record.events ?? []) {
+          this.pending.set(event.seq, event);
+          this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
+        }
+        for (const key of record.once ?? []) this.onceKeys.add(key);
+        return (
+          (record.tickets?.length ?? 0) + (record.events?.length ?? 0) + (record.once?.length ?? 0)
+        );
+      }
+    }
+  }
+
+  private putTicket(ticket: Ticket): void {
+    const previous = this.tickets.get(ticket.id);
+    if (previous) for (const key of indexKeysOf(previous)) this.indexes.get(key)?.remove(previous);
+    this.tickets.set(ticket.id, ticket);
+    for (const key of indexKeysOf(ticket)) {
+      let index = this.indexes.get(key);
+      if (!index) this.indexes.set(key, (index = new SortedTicketIndex()));
+      index.add(ticket);
+    }
+    if (ticket.idempotencyKey !== null) {
+      this.byIdempotencyKey.set(keyOf(ticket.orgId, ticket.idempotencyKey), ticket.id);
+    }
+    this.nextId = Math.max(this.nextId, ticket.id + 1);
+  }
+
+  private toStoredEvents(events: TicketEvent[]): StoredEvent[] {
+    return events.map((e, i) => ({ seq: this.nextSeq + i, ...toOutboxMessage(e) }));
+  }
+
+  /** Rewrites the journal as a snapshot of the live state, atomically (write, fsync, rename). */
+  private compact(): void {
+    const path = join(this.dir, JOURNAL_FILE);
+    const tmpPath = `${path}.compact`;
+    rmSync(tmpPath, { force: true });
+    const snapshot = new JsonlJournal<JournalRecord>(tmpPath);
+    try {
+      const records: JournalRecord[] = [];
+      if (this.secret) records.push({ k: 'secret', secret: this.secret.toString('base64') });
+      const all = [...this.tickets.values()].map(toStored);
+      for (let i = 0; i < all.length; i += SNAPSHOT_CHUNK) {
+        records.push({ k: 'tx', tickets: all.slice(i, i + SNAPSHOT_CHUNK) });
+      }
+      if (this.pending.size > 0) records.push({ k: 'tx', events: [...this.pending.values()] });
+      const once = [...this.onceKeys];
+      for (let i = 0; i < once.length; i += SNAPSHOT_CHUNK) {
+        records.push({ k: 'tx', once: once.slice(i, i + SNAPSHOT_CHUNK) });
+      }
+      snapshot.appendMany(records);
+    } finally {
+      snapshot.close();
+    }
+    this.journal.close();
+    renameSync(tmpPath, path);
+    const dirFd = openSync(this.dir, 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+    this.journal = new JsonlJournal<JournalRecord>(path);
+  }
+}
+
+function keyOf(orgId: string, idempotencyKey: string): string {
+  return `${orgId}\u0000${idempotencyKey}`;
+}
+
+function indexKey(kind: 'o' | 's' | 'p' | 'c', orgId: string, value = ''): string {
+  return `${kind}\u0000${orgId}\u0000${value}`;
+}
+
+function indexKeysOf(t: Ticket): string[] {
+  const keys = [
+    indexKey('o', t.orgId),
+    indexKey('s', t.orgId, t.status),
+    indexKey('p', t.orgId, t.priority),
+  ];
+  if (t.category !== null) keys.push(indexKey('c', t.orgId, t.category));
+  return keys;
+}
+
+function toStored(t: Ticket): StoredTicket {
+  return { ...t, createdAt: t.createdAt.getTime(), updatedAt: t.updatedAt.getTime() };
+}
+
+function fromStored(t: StoredTicket): Ticket {
+  return { ...t, createdAt: new Date(t.createdAt), updatedAt: new Date(t.updatedAt) };
+}

@@ -1,0 +1,404 @@
+import { randomBytes } from 'node:crypto';
+import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import {
+  AppError,
+  createMysqlPool,
+  isDuplicateKeyError,
+  runMigrations,
+  waitForMysql,
+  type Logger,
+  type Pool,
+} from '@support-agent/shared';
+import { toOutboxMessage, type OutboxMessage, type TicketEvent } from '../../domain/events.js';
+import type {
+  InsertOutcome,
+  ListQuery,
+  PublishReport,
+  RelayBatchResult,
+  TicketChange,
+  TicketRepository,
+  UpdateOutcome,
+} from '../../domain/ports.js';
+import type {
+  Ticket,
+  TicketCategory,
+  TicketDraft,
+  TicketPriority,
+  TicketStatus,
+} from '../../domain/ticket.js';
+import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
+
+const TICKET_COLUMNS =
+  'id, org_id, content, author_name, idempotency_key, status, priority, category, ai_summary, ai_answer, created_at, updated_at';
+
+const CURSOR_SECRET_NAME = 'cursor_hmac';
+const PURGE_CHUNK = 1_000;
+/** Deadlocks and lock wait timeouts: the transaction is safe to run again. */
+const RETRYABLE_ERRORS = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+const MAX_ATTEMPTS = 3;
+/** Errors that mean "the database is unreachable or overloaded", not "this request is wrong". */
+const UNAVAILABLE_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_LOCK_DEADLOCK',
+]);
+
+/**
+ * Reports an unreachable database as service_unavailable (retryable, 503 at the
+ * gateway) rather than internal_error; anything else passes through unchanged.
+ */
+export function toStoreError(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const e = err as { code?: string; fatal?: boolean };
+  if (e?.fatal === true || (e?.code !== undefined && UNAVAILABLE_ERRORS.has(e.code))) {
+    return new AppError('service_unavailable', 'the tickets database is unavailable', {
+      retryAfter: 1,
+      cause: err,
+    });
+  }
+  return err;
+}
+
+interface TicketRow extends RowDataPacket {
+  id: number | string;
+  org_id: string;
+  content: string;
+  author_name: string | null;
+  idempotency_key: string | null;
+  status: string;
+  priority: string;
+  category: string | null;
+  ai_summary: string | null;
+  ai_answer: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface OutboxRow extends RowDataPacket {
+  id: number | string;
+  event_id: string;
+  subject: string;
+  payload: string;
+}
+
+/** Tickets in MySQL 8 / MariaDB: the production store. */
+export class MysqlTicketRepository implements TicketRepository {
+  private secret: Buffer | undefined;
+
+  private constructor(
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Connects (waiting for the server), applies migrations and makes sure the cursor secret exists. */
+  static async open(
+    url: string,
+    logger: Logger,
+    options: { poolSize?: number; connectTimeoutMs?: number } = {},
+  ): Promise<MysqlTicketRepository> {
+    const pool = createMysqlPool(
+      url,
+      options.poolSize ? { connectionLimit: options.poolSize } : {},
+    );
+    try {
+      await waitForMysql(pool, url, logger, options.connectTimeoutMs);
+      await runMigrations(pool, MIGRATIONS_TABLE, MIGRATIONS, logger);
+      const repo = new MysqlTicketRepository(pool, logger);
+      await repo.cursorSecret();
+      return repo;
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async insert(
+    draft: TicketDraft,
+    eventsFor: (ticket: Ticket) => TicketEvent[],
+  ): Promise<InsertOutcome> {
+    try {
+      return await this.transaction(async (conn) => {
+        const [res] = await conn.query<ResultSetHeader>(
+          `INSERT INTO tickets (org_id, content, author_name, idempotency_key, status, priority, category,
+                                ai_summary, ai_answer, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          [
+            draft.orgId,
+            draft.content,
+            draft.authorName,
+            draft.idempotencyKey,
+            draft.status,
+            draft.priority,
+            draft.category,
+            draft.aiSummary,
+            draft.aiAnswer,
+            draft.createdAt,
+            draft.updatedAt,
+          ],
+        );
+        const ticket: Ticket = { ...draft, id: Number(res.insertId) };
+        await insertEvents(conn, eventsFor(ticket), draft.createdAt);
+        return { kind: 'created', ticket } as const;
+      });
+    } catch (err) {
+      // Another call took the key between our check and our insert: theirs wins.
+      if (isDuplicateKeyError(err) && draft.idempotencyKey !== null) {
+        const existing = await this.findIdByIdempotencyKey(draft.orgId, draft.idempotencyKey);
+        if (existing !== undefined) return { kind: 'duplicate', ticketId: existing };
+      }
+      throw err;
+    }
+  }
+
+  async findIdByIdempotencyKey(orgId: string, key: string): Promise<number | undefined> {
+    const rows = await this.query<RowDataPacket[]>(
+      'SELECT id FROM tickets WHERE org_id = ? AND idempotency_key = ?',
+      [orgId, key],
+    );
+    const row = rows[0];
+    return row ? Number(row.id) : undefined;
+  }
+
+  async get(orgId: string, ticketId: number): Promise<Ticket | undefined> {
+    const rows = await this.query<TicketRow[]>(
+      `SELECT ${TICKET_COLUMNS} FROM tickets WHERE id = ? AND org_id = ?`,
+      [ticketId, orgId],
+    );
+    return rows[0] ? toTicket(rows[0]) : undefined;
+  }
+
+  async list(query: ListQuery): Promise<Ticket[]> {
+    const where = ['org_id = ?'];
+    const params: unknown[] = [query.orgId];
+    const { status, priority, category } = query.filters;
+    if (status) {
+      where.push('status = ?');
+      params.push(status);
+    }
+    if (priority) {
+      where.push('priority = ?');
+      params.push(priority);
+    }
+    if (category) {
+      where.push('category = ?');
+      params.push(category);
+    }
+    if (query.after) {
+      const at = new Date(query.after.createdAtMs);
+      // The redundant `created_at <= ?` gives the optimizer a plain range on the index.
+      where.push('created_at <= ? AND (created_at < ? OR (created_at = ? AND id < ?))');
+      params.push(at, at, at, query.after.id);
+    }
+    params.push(query.limit);
+    const rows = await this.query<TicketRow[]>(
+      `SELECT ${TICKET_COLUMNS} FROM tickets WHERE ${where.join(' AND ')}
+       ORDER BY created_at DESC, id DESC LIMIT ?`,
+      params,
+    );
+    return rows.map(toTicket);
+  }
+
+  async update(
+    orgId: string,
+    ticketId: number,
+    decide: (current: Ticket) => TicketChange | null,
+    options: { onceKey?: string } = {},
+  ): Promise<UpdateOutcome> {
+    return this.transaction(async (conn): Promise<UpdateOutcome> => {
+      const [rows] = await conn.query<TicketRow[]>(
+        `SELECT ${TICKET_COLUMNS} FROM tickets WHERE id = ? AND org_id = ? FOR UPDATE`,
+        [ticketId, orgId],
+      );
+      const row = rows[0];
+      if (!row) return { kind: 'not_found' };
+      const current = toTicket(row);
+      if (options.onceKey !== undefined) {
+        try {
+          await conn.query(
+            'INSERT INTO tickets_triage_applied (event_id, ticket_id, applied_at) VALUES (?, ?, ?)',
+            [options.onceKey, ticketId, new Date()],
+          );
+        } catch (err) {
+          if (isDuplicateKeyError(err)) return { kind: 'already_applied', ticket: current };
+          throw err;
+        }
+      }
+      const change = decide(current);
+      if (!change) return { kind: 'unchanged', ticket: current };
+      const next = change.next;
+      await conn.query(
+        `UPDATE tickets SET status = ?, priority = ?, category = ?, ai_summary = ?, ai_answer = ?, updated_at = ?
+         WHERE id = ?`,
+        [
+          next.status,
+          next.priority,
+          next.category,
+          next.aiSummary,
+          next.aiAnswer,
+          next.updatedAt,
+          ticketId,
+        ],
+      );
+      await insertEvents(conn, change.events, next.updatedAt);
+      return { kind: 'updated', ticket: next };
+    });
+  }
+
+  async cursorSecret(): Promise<Buffer> {
+    if (this.secret) return this.secret;
+    // The first replica to get here generates the secret; everyone reads the one stored.
+    await this.query<ResultSetHeader>(
+      'INSERT IGNORE INTO tickets_secrets (name, secret, created_at) VALUES (?, ?, ?)',
+      [CURSOR_SECRET_NAME, randomBytes(32), new Date()],
+    );
+    const rows = await this.query<RowDataPacket[]>(
+      'SELECT secret FROM tickets_secrets WHERE name = ?',
+      [CURSOR_SECRET_NAME],
+    );
+    const secret = rows[0]?.secret as Buffer | undefined;
+    if (!secret || secret.length < 32)
+      throw new Error('tickets_secrets holds no usable cursor secret');
+    this.secret = secret;
+    return secret;
+  }
+
+  async relayBatch(
+    limit: number,
+    publish: (messages: OutboxMessage[]) => Promise<PublishReport>,
+  ): Promise<RelayBatchResult> {
+    // READ COMMITTED: the locking read takes no gap locks, so ticket inserts (which add
+    // outbox rows) never wait behind a relay that is waiting for the broker.
+    return this.transaction(
+      async (conn): Promise<RelayBatchResult> => {
+        const [rows] = await conn.query<OutboxRow[]>(
+          `SELECT id, event_id, subject, payload FROM tickets_outbox
+           WHERE published_at IS NULL ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [limit],
+        );
+        if (rows.length === 0) return { claimed: 0, published: 0 };
+        const report = await publish(
+          rows.map((r) => ({ eventId: r.event_id, subject: r.subject, payload: r.payload })),
+        );
+        const done = new Set(report.published);
+        const ids = rows.filter((r) => done.has(r.event_id)).map((r) => r.id);
+        if (ids.length > 0) {
+          await conn.query('UPDATE tickets_outbox SET published_at = ? WHERE id IN (?)', [
+            new Date(),
+            ids,
+          ]);
+        }
+        return {
+          claimed: rows.length,
+          published: ids.length,
+          ...(report.error === undefined ? {} : { error: report.error }),
+        };
+      },
+      { isolation: 'READ COMMITTED', retry: false },
+    );
+  }
+
+  async purgePublished(cutoff: Date): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const res = await this.query<ResultSetHeader>(
+        'DELETE FROM tickets_outbox WHERE published_at < ? ORDER BY published_at LIMIT ?',
+        [cutoff, PURGE_CHUNK],
+      );
+      total += res.affectedRows;
+      if (res.affectedRows < PURGE_CHUNK) return total;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async query<T extends RowDataPacket[] | ResultSetHeader>(
+    sql: string,
+    params: unknown[],
+  ): Promise<T> {
+    try {
+      const [result] = await this.pool.query<T>(sql, params);
+      return result;
+    } catch (err) {
+      throw toStoreError(err);
+    }
+  }
+
+  /** Runs `fn` in a transaction; retries on deadlock unless told not to (side effects). */
+  private async transaction<T>(
+    fn: (conn: PoolConnection) => Promise<T>,
+    options: { isolation?: 'READ COMMITTED'; retry?: boolean } = {},
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const conn = await this.pool.getConnection().catch((err: unknown) => {
+        throw toStoreError(err);
+      });
+      let healthy = true;
+      try {
+        if (options.isolation)
+          await conn.query(`SET TRANSACTION ISOLATION LEVEL ${options.isolation}`);
+        await conn.beginTransaction();
+        const result = await fn(conn);
+        await conn.commit();
+        return result;
+      } catch (err) {
+        await conn.rollback().catch(() => {
+          healthy = false;
+        });
+        const code = (err as { code?: string }).code;
+        if (
+          options.retry !== false &&
+          code &&
+          RETRYABLE_ERRORS.has(code) &&
+          attempt < MAX_ATTEMPTS
+        ) {
+          this.logger.warn({ code, attempt }, 'transaction conflict; retrying');
+          continue;
+        }
+        throw toStoreError(err);
+      } finally {
+        // A connection whose rollback failed is in an unknown state: never reuse it.
+        if (healthy) conn.release();
+        else conn.destroy();
+      }
+    }
+  }
+}
+
+async function insertEvents(conn: PoolConnection, events: TicketEvent[], at: Date): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map((e) => {
+    const m = toOutboxMessage(e);
+    return [m.eventId, m.subject, m.payload, at];
+  });
+  await conn.query('INSERT INTO tickets_outbox (event_id, subject, payload, created_at) VALUES ?', [
+    rows,
+  ]);
+}
+
+function toTicket(row: TicketRow): Ticket {
+  return {
+    id: Number(row.id),
+    orgId: row.org_id,
+    content: row.content,
+    authorName: row.author_name,
+    idempotencyKey: row.idempotency_key,
+    status: row.status as TicketStatus,
+    priority: row.priority as TicketPriority,
+    category: row.category as TicketCategory | null,
+    aiSummary: row.ai_summary,
+    aiAnswer: row.ai_answer,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

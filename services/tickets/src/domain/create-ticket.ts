@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { sleep, type Logger } from '@support-agent/shared';
+import { ticketCreated } from './events.js';
+import type { TicketsDeps } from './ports.js';
+import type { TicketDraft } from './ticket.js';
+import { optionalText, requireOrgId, requireText } from './validation.js';
+
+export const CONTENT_MAX = 4000;
+export const AUTHOR_NAME_MAX = 200;
+export const IDEMPOTENCY_KEY_MAX = 200;
+
+/** How long the idempotency lock lives if its holder dies. */
+const LOCK_TTL_MS = 10_000;
+/** How long a caller waits behind another one holding its key before going to the store itself. */
+const LOCK_WAIT_MS = 5_000;
+
+export interface CreateTicketInput {
+  orgId: string;
+  content: string;
+  authorName?: string | undefined;
+  idempotencyKey?: string | undefined;
+}
+
+export interface CreateTicketResult {
+  ticketId: number;
+  duplicate: boolean;
+}
+
+/**
+ * Opens a ticket, or returns the one that already holds the idempotency key in
+ * this organization (duplicate = true, whatever the body: the first call wins).
+ */
+export async function createTicket(
+  deps: TicketsDeps,
+  input: CreateTicketInput,
+  logger: Logger,
+): Promise<CreateTicketResult> {
+  const orgId = requireOrgId(input.orgId);
+  const content = requireText(input.content, 'content', CONTENT_MAX);
+  const authorName = optionalText(input.authorName, 'author_name', AUTHOR_NAME_MAX);
+  const idempotencyKey = optionalText(input.idempotencyKey, 'idempotency_key', IDEMPOTENCY_KEY_MAX);
+
+  const now = deps.now();
+  const draft: TicketDraft = {
+    orgId,
+    content,
+    authorName,
+    idempotencyKey,
+    status: 'open',
+    priority: 'medium',
+    category: null,
+    aiSummary: null,
+    aiAnswer: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const result =
+    idempotencyKey === null
+      ? await insertTicket(deps, draft)
+      : await createOnce(deps, draft, idempotencyKey, logger);
+  if (!result.duplicate) logger.info({ orgId, ticketId: result.ticketId }, 'ticket created');
+  return result;
+}
+
+/**
+ * The idempotent path. The store's unique key on (org, key) is what guarantees one
+ * ticket per key; the lock only makes concurrent callers wait for the first one
+ * instead of all racing into the insert, and the cache answers replays without a
+ * query. Any failure of the idempotency store falls back to the store alone.
+ */
+async function createOnce(
+  deps: TicketsDeps,
+  draft: TicketDraft,
+  key: string,
+  logger: Logger,
+): Promise<CreateTicketResult> {
+  const store = deps.idempotency;
+  const keyHash = createHash('sha256').update(key).digest('hex');
+  const { orgId } = draft;
+  const fallback = (err: unknown) => {
+    logger.debug({ err, orgId }, 'idempotency store unavailable; relying on the database alone');
+    return insertTicket(deps, draft);
+  };
+
+  let cached: number | undefined;
+  try {
+    cached = await store.lookup(orgId, keyHash);
+  } catch (err) {
+    return fallback(err);
+  }
+  if (cached !== undefined) return { ticketId: cached, duplicate: true };
+
+  const waitUntil = Date.now() + LOCK_WAIT_MS;
+  let delayMs = 5;
+  for (;;) {
+    let token: string | undefined;
+    try {
+      token = await store.tryLock(orgId, keyHash, LOCK_TTL_MS);
+    } catch (err) {
+      return fallback(err);
+    }
+    if (token !== undefined) {
+      try {
+        const result = await insertTicket(deps, draft);
+        await store.remember(orgId, keyHash, result.ticketId).catch(() => undefined);
+        return result;
+      } finally {
+        await store.unlock(orgId, keyHash, token).catch(() => undefined);
+      }
+    }
+    // Someone else is creating the ticket for this key: wait for their answer.
+    if (Date.now() >= waitUntil) {
+      logger.warn({ orgId }, 'idempotency lock held too long; relying on the database alone');
+      return insertTicket(deps, draft);
+    }
+    await sleep(delayMs);
+    delayMs = Math.min(delayMs * 2, 50);
+    try {
+      cached = await store.lookup(orgId, keyHash);
+    } catch (err) {
+      return fallback(err);
+    }
+    if (cached !== undefined) return { ticketId: cached, duplicate: true };
+  }
+}
+
+/** Inserts the ticket with its tickets.created event, unless its idempotency key is taken. */
+async function insertTicket(deps: TicketsDeps, draft: TicketDraft): Promise<CreateTicketResult> {
+  if (draft.idempotencyKey !== null) {
+    const existing = await deps.repo.findIdByIdempotencyKey(draft.orgId, draft.idempotencyKey);
+    if (existing !== undefined) return { ticketId: existing, duplicate: true };
+  }
+  const outcome = await deps.repo.insert(draft, (ticket) => [ticketCreated(ticket)]);
+  if (outcome.kind === 'duplicate') return { ticketId: outcome.ticketId, duplicate: true };
+  deps.eventsWritten();
+  return { ticketId: outcome.ticket.id, duplicate: false };
+}

@@ -1,0 +1,55 @@
+/** The values a ticket field may take (DESIGN.md §3). */
+export const TICKET_STATUSES = ['open', 'in_progress', 'resolved', 'closed', 'duplicate'] as const;
+export const TICKET_PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
+export const TICKET_CATEGORIES = [
+  'bug',
+  'feature_request',
+  'documentation',
+  'how_to',
+  'general_question',
+] as const;
+
+export type TicketStatus = (typeof TICKET_STATUSES)[number];
+export type TicketPriority = (typeof TICKET_PRIORITIES)[number];
+export type TicketCategory = (typeof TICKET_CATEGORIES)[number];
+
+export interface Ticket {
+  id: number;
+  orgId: string;
+  content: string;
+  authorName: string | null;
+  idempotencyKey: string | null;
+  status: TicketStatus;
+  priority: TicketPriority;
+  category: TicketCategory | null;
+  aiSummary: string | null;
+  aiAnswer: string | null;
+  /** Millisecond precision, UTC. */
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A ticket before the store has given it an id. */
+export type TicketDraft = Omit<Ticket, 'id'>;
+
+/** Filters of ListTickets; each one set narrows the result (AND). */
+export interface TicketFilters {
+  status?: TicketStatus | undefined;
+  priority?: TicketPriority | undefined;
+  category?: TicketCategory | undefined;
+}
+
+/** A keyset position in the (created_at desc, id desc) order. */
+export interface ListPosition {
+  createdAtMs: number;
+  id: number;
+}
+
+/** Compares two tickets in list order: negative when `a` comes first (is newer). */
+export function compareNewestFirst(a: ListPosition, b: ListPosition): number {
+  return b.createdAtMs - a.createdAtMs || b.id - a.id;
+}
+
+export function positionOf(ticket: Ticket): ListPosition {
+  return { createdAtMs: ticket.createdAt.getTime(), id: ticket.id };
+}

@@ -1,0 +1,79 @@
+import { AppError, invalidRequest } from '@support-agent/shared';
+
+/** Length in Unicode code points, the unit of every limit in the contract (an emoji counts 1). */
+export function codePointLength(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+}
+
+/** Empty or only white space: counts as missing (DESIGN.md §3). */
+export function isBlank(value: string | null | undefined): value is '' | null | undefined {
+  return value === undefined || value === null || value.trim().length === 0;
+}
+
+/** A required text field, returned verbatim. */
+export function requireText(value: string | undefined, param: string, max: number): string {
+  if (isBlank(value)) throw invalidRequest(`${param} is required`, param);
+  if (codePointLength(value) > max)
+    throw invalidRequest(`${param} must be at most ${max} characters`, param);
+  return value;
+}
+
+/** An optional text field: blank means absent (null); otherwise returned verbatim. */
+export function optionalText(
+  value: string | null | undefined,
+  param: string,
+  max: number,
+): string | null {
+  if (isBlank(value)) return null;
+  if (codePointLength(value) > max)
+    throw invalidRequest(`${param} must be at most ${max} characters`, param);
+  return value;
+}
+
+/** A required value from a closed list. */
+export function requireOneOf<T extends string>(
+  value: string | undefined,
+  allowed: readonly T[],
+  param: string,
+): T {
+  if (isBlank(value)) throw invalidRequest(`${param} is required`, param);
+  return oneOf(value, allowed, param);
+}
+
+/** An optional filter value from a closed list; blank means "no filter". */
+export function optionalOneOf<T extends string>(
+  value: string | undefined,
+  allowed: readonly T[],
+  param: string,
+): T | undefined {
+  return isBlank(value) ? undefined : oneOf(value, allowed, param);
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], param: string): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw invalidRequest(`${param} must be one of: ${allowed.join(', ')}`, param);
+  }
+  return value as T;
+}
+
+export const ORG_ID_MAX = 64;
+
+export function requireOrgId(value: string | undefined): string {
+  if (isBlank(value) || value.length > ORG_ID_MAX || /\s/.test(value)) {
+    throw invalidRequest('org_id is required (at most 64 characters, no white space)', 'org_id');
+  }
+  return value;
+}
+
+export function requireTicketId(value: number | undefined): number {
+  if (value === undefined || !Number.isSafeInteger(value) || value <= 0) {
+    throw invalidRequest('ticket_id must be a positive integer', 'ticket_id');
+  }
+  return value;
+}
+
+export function ticketNotFound(ticketId: number): AppError {
+  return new AppError('not_found', `ticket ${ticketId} not found`);
+}

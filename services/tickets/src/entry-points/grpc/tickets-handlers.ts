@@ -1,0 +1,122 @@
+import type { ServerUnaryCall, handleUnaryCall } from '@grpc/grpc-js';
+import { requestIdOf, toRfc3339, unaryHandler, type Logger } from '@support-agent/shared';
+import type { tickets } from '@support-agent/proto';
+import { applyTriage } from '../../domain/apply-triage.js';
+import { createTicket } from '../../domain/create-ticket.js';
+import { getTicket } from '../../domain/get-ticket.js';
+import { listTickets } from '../../domain/list-tickets.js';
+import type { TicketsDeps } from '../../domain/ports.js';
+import type { Ticket } from '../../domain/ticket.js';
+import { updateTicketStatus } from '../../domain/update-status.js';
+
+/** Domain ticket → wire ticket; null fields are left unset. */
+export function toProtoTicket(t: Ticket): tickets.Ticket {
+  return {
+    id: t.id,
+    orgId: t.orgId,
+    content: t.content,
+    category: t.category ?? undefined,
+    priority: t.priority,
+    status: t.status,
+    aiSummary: t.aiSummary ?? undefined,
+    createdAt: toRfc3339(t.createdAt),
+    authorName: t.authorName ?? undefined,
+    aiAnswer: t.aiAnswer ?? undefined,
+    updatedAt: toRfc3339(t.updatedAt),
+  };
+}
+
+/**
+ * The TicketsService gRPC handlers: map the wire messages to the use cases and
+ * back. Each call logs with the gateway's request id and the org id.
+ */
+export function createTicketsHandlers(
+  deps: TicketsDeps,
+  logger: Logger,
+): tickets.TicketsServiceServer {
+  function handler<Req extends { orgId: string }, Res>(
+    method: string,
+    fn: (request: Req, log: Logger) => Promise<Res>,
+  ): handleUnaryCall<Req, Res> {
+    return (call: ServerUnaryCall<Req, Res>, callback) => {
+      const log = logger.child({ requestId: requestIdOf(call), orgId: call.request.orgId, method });
+      unaryHandler<Req, Res>(log, method, (request) => fn(request, log))(call, callback);
+    };
+  }
+
+  return {
+    createTicket: handler<tickets.CreateTicketRequest, tickets.CreateTicketResponse>(
+      'CreateTicket',
+      async (req, log) => {
+        const result = await createTicket(
+          deps,
+          {
+            orgId: req.orgId,
+            content: req.content,
+            authorName: req.authorName,
+            idempotencyKey: req.idempotencyKey,
+          },
+          log,
+        );
+        return { ticketId: result.ticketId, duplicate: result.duplicate };
+      },
+    ),
+
+    listTickets: handler<tickets.ListTicketsRequest, tickets.ListTicketsResponse>(
+      'ListTickets',
+      async (req) => {
+        const page = await listTickets(deps, {
+          orgId: req.orgId,
+          status: req.status,
+          priority: req.priority,
+          category: req.category,
+          limit: req.limit,
+          cursor: req.cursor,
+        });
+        return { tickets: page.tickets.map(toProtoTicket), nextCursor: page.nextCursor };
+      },
+    ),
+
+    getTicket: handler<tickets.GetTicketRequest, tickets.GetTicketResponse>(
+      'GetTicket',
+      async (req) => {
+        const ticket = await getTicket(deps, { orgId: req.orgId, ticketId: req.ticketId });
+        return { ticket: toProtoTicket(ticket) };
+      },
+    ),
+
+    updateTicketStatus: handler<
+      tickets.UpdateTicketStatusRequest,
+      tickets.UpdateTicketStatusResponse
+    >('UpdateTicketStatus', async (req, log) => {
+      const ticket = await updateTicketStatus(deps, {
+        orgId: req.orgId,
+        ticketId: req.ticketId,
+        status: req.status,
+      });
+      log.info({ ticketId: ticket.id, status: ticket.status }, 'ticket status set');
+      return { ticket: toProtoTicket(ticket) };
+    }),
+
+    applyTriage: handler<tickets.ApplyTriageRequest, tickets.ApplyTriageResponse>(
+      'ApplyTriage',
+      async (req, log) => {
+        const result = await applyTriage(deps, {
+          orgId: req.orgId,
+          ticketId: req.ticketId,
+          eventId: req.eventId,
+          category: req.category,
+          priority: req.priority,
+          aiSummary: req.aiSummary,
+          aiAnswer: req.aiAnswer,
+          resolve: req.resolve,
+        });
+        log.info(
+          { ticketId: result.ticket.id, applied: result.applied, status: result.ticket.status },
+          'triage applied',
+        );
+        return { ticket: toProtoTicket(result.ticket), applied: result.applied };
+      },
+    ),
+  };
+}

@@ -1,0 +1,143 @@
+import { join } from 'node:path';
+import { createLogger, redactUrl, startGrpcServer, type Logger } from '@support-agent/shared';
+import { tickets } from '@support-agent/proto';
+import type { TicketsConfig } from './config.js';
+import { CursorCodec } from './domain/cursor.js';
+import type {
+  EventPublisher,
+  IdempotencyStore,
+  TicketRepository,
+  TicketsDeps,
+} from './domain/ports.js';
+import { EmbeddedTicketRepository } from './data-access/embedded/ticket-repository.js';
+import { JetStreamPublisher, JsonlEventPublisher } from './data-access/event-publisher.js';
+import {
+  InMemoryIdempotencyStore,
+  RedisIdempotencyStore,
+} from './data-access/idempotency-store.js';
+import { MysqlTicketRepository } from './data-access/mysql/ticket-repository.js';
+import { OutboxRelay } from './data-access/outbox-relay.js';
+import { createTicketsHandlers } from './entry-points/grpc/tickets-handlers.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+
+export interface TicketsServer {
+  /** The bound gRPC port (the real one when TICKETS_ADDR asked for port 0). */
+  port: number;
+  /** Graceful: health NOT_SERVING, in-flight calls finish, relay finishes its batch, connections close. */
+  stop(): Promise<void>;
+}
+
+interface Adapters {
+  repo: TicketRepository;
+  idempotency: IdempotencyStore;
+  publisher: EventPublisher;
+}
+
+/** Starts the tickets service: adapters chosen by the config, gRPC server with health, outbox relay. */
+export async function start(
+  config: TicketsConfig,
+  logger: Logger = createLogger('tickets', config.LOG_LEVEL),
+): Promise<TicketsServer> {
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) {
+      await close().catch((err: unknown) => logger.error({ err }, 'error while closing'));
+    }
+    closers.length = 0;
+  };
+
+  try {
+    const { repo, idempotency, publisher } = await openAdapters(config, logger, closers);
+    const relay = new OutboxRelay(repo, publisher, logger, {
+      batchSize: config.OUTBOX_BATCH,
+      pollMs: config.OUTBOX_POLL_MS,
+      maxBackoffMs: config.OUTBOX_MAX_BACKOFF_MS,
+      retentionMs: config.OUTBOX_RETENTION_HOURS * HOUR_MS,
+    });
+    const deps: TicketsDeps = {
+      repo,
+      idempotency,
+      cursors: new CursorCodec(await repo.cursorSecret()),
+      eventsWritten: () => relay.notify(),
+      now: () => new Date(),
+    };
+    const grpc = await startGrpcServer({
+      host: config.TICKETS_ADDR.host,
+      port: config.TICKETS_ADDR.port,
+      services: [
+        {
+          definition: tickets.TicketsServiceService,
+          implementation: createTicketsHandlers(deps, logger),
+        },
+      ],
+      logger,
+    });
+    relay.start();
+    closers.push(() => relay.stop());
+    logger.info(
+      { address: `${config.TICKETS_ADDR.host}:${grpc.port}` },
+      'tickets service listening',
+    );
+
+    let stopping: Promise<void> | undefined;
+    return {
+      port: grpc.port,
+      stop() {
+        stopping ??= (async () => {
+          await grpc.stop(config.SHUTDOWN_GRACE_MS);
+          await closeAll();
+          logger.info('tickets service stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+/** Real adapters where a URL is set, embedded ones otherwise (config guarantees EMBEDDED then). */
+async function openAdapters(
+  config: TicketsConfig,
+  logger: Logger,
+  closers: Array<() => Promise<void>>,
+): Promise<Adapters> {
+  const dataDir = config.DATA_DIR;
+
+  let repo: TicketRepository;
+  if (config.MYSQL_URL) {
+    logger.info({ mysql: redactUrl(config.MYSQL_URL) }, 'tickets store: MySQL');
+    repo = await MysqlTicketRepository.open(config.MYSQL_URL, logger, {
+      poolSize: config.MYSQL_POOL_SIZE,
+    });
+  } else {
+    repo = EmbeddedTicketRepository.open(join(dataDir, 'tickets'), logger);
+  }
+  closers.push(() => repo.close());
+
+  let idempotency: IdempotencyStore;
+  if (config.REDIS_URL) {
+    idempotency = await RedisIdempotencyStore.connect(config.REDIS_URL, logger, {
+      cacheTtlMs: config.IDEMPOTENCY_CACHE_TTL_HOURS * HOUR_MS,
+    });
+  } else {
+    idempotency = new InMemoryIdempotencyStore(config.IDEMPOTENCY_CACHE_TTL_HOURS * HOUR_MS);
+  }
+  closers.push(() => idempotency.close());
+
+  let publisher: EventPublisher;
+  if (config.NATS_URL) {
+    publisher = new JetStreamPublisher(config.NATS_URL, logger, {
+      publishTimeoutMs: config.NATS_PUBLISH_TIMEOUT_MS,
+      replicas: config.NATS_STREAM_REPLICAS,
+    });
+  } else {
+    publisher = new JsonlEventPublisher(join(dataDir, 'events', 'tickets.jsonl'));
+    logger.info({ file: join(dataDir, 'events', 'tickets.jsonl') }, 'events: embedded JSONL file');
+  }
+  closers.push(() => publisher.close());
+
+  return { repo, idempotency, publisher };
+}

@@ -1,0 +1,719 @@
+// The behaviour every tickets deployment must show, whatever its adapters. Run by
+// tickets-mysql.test.ts (MariaDB + Redis + NATS) and tickets-embedded.test.ts (files only).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { tickets } from '@support-agent/proto';
+import { assertAppError, codePoints, eventually, newOrg, type TicketsClient } from './helpers.js';
+
+export interface ContractEvent {
+  id: string;
+  type: string;
+  org_id: string;
+  ticket_id: number;
+  occurred_at: string;
+  data: Record<string, unknown>;
+}
+
+export interface ContractSetup {
+  client: TicketsClient;
+  /** Every event published for the org so far, in publication order. */
+  readEvents(orgId: string): Promise<ContractEvent[]>;
+  stop(): Promise<void>;
+}
+
+const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** All tickets of an org, paging through with the largest page. */
+async function listAll(
+  client: TicketsClient,
+  request: Partial<tickets.ListTicketsRequest> & { orgId: string },
+) {
+  const all: tickets.Ticket[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTickets({ limit: 20, ...request, cursor });
+    all.push(...page.tickets);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+function assertNewestFirst(list: tickets.Ticket[]): void {
+  for (let i = 1; i < list.length; i++) {
+    const a = list[i - 1]!;
+    const b = list[i]!;
+    const newer = a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
+    assert.ok(newer, `ticket ${a.id} (${a.createdAt}) should come before ${b.id} (${b.createdAt})`);
+  }
+}
+
+export function ticketsContract(name: string, setup: () => Promise<ContractSetup>): void {
+  describe(`tickets service (${name})`, () => {
+    let s: ContractSetup;
+    let client: TicketsClient;
+    before(async () => {
+      s = await setup();
+      client = s.client;
+    });
+    after(() => s?.stop());
+
+    describe('CreateTicket and GetTicket', () => {
+      it('when a ticket is created, then GetTicket returns it open, medium, untriaged and verbatim', async () => {
+        const orgId = newOrg();
+        const content = '  Printer on fire 🔥\n<b>help</b>  ';
+        const before = Date.now();
+        const res = await client.createTicket({ orgId, content, authorName: 'Ada' });
+        assert.equal(res.duplicate, false);
+        assert.ok(res.ticketId > 0);
+        const { ticket } = await client.getTicket({ orgId, ticketId: res.ticketId });
+        assert.ok(ticket);
+        assert.equal(ticket.id, res.ticketId);
+        assert.equal(ticket.orgId, orgId);
+        assert.equal(ticket.content, content);
+        assert.equal(ticket.authorName, 'Ada');
+        assert.equal(ticket.status, 'open');
+        assert.equal(ticket.priority, 'medium');
+        assert.equal(ticket.category, undefined);
+        assert.equal(ticket.aiSummary, undefined);
+        assert.equal(ticket.aiAnswer, undefined);
+        assert.match(ticket.createdAt, RFC3339_MS);
+        const createdMs = Date.parse(ticket.createdAt);
+        assert.ok(createdMs >= before - 5 && createdMs <= Date.now() + 5, 'created_at is now');
+        assert.equal(ticket.updatedAt, ticket.createdAt);
+      });
+
+      it('when the ticket belongs to another org or does not exist, then GetTicket is not_found', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'mine' });
+        await assertAppError(client.getTicket({ orgId: newOrg(), ticketId }), 'not_found');
+        await assertAppError(
+          client.getTicket({ orgId, ticketId: ticketId + 1_000_000 }),
+          'not_found',
+        );
+      });
+
+      it('when content is 4000 code points of emoji, then it is stored whole; at 4001, then invalid_request and nothing is written', async () => {
+        const orgId = newOrg();
+        const max = codePoints('😀', 4000);
+        assert.equal(max.length, 8000, 'UTF-16 length is twice the code points');
+        const ok = await client.createTicket({ orgId, content: max });
+        const { ticket } = await client.getTicket({ orgId, ticketId: ok.ticketId });
+        assert.equal(ticket?.content, max);
+
+        const other = newOrg();
+        await assertAppError(
+          client.createTicket({ orgId: other, content: max + '😀' }),
+          'invalid_request',
+          'content',
+        );
+        await assertAppError(
+          client.createTicket({ orgId: other, content: codePoints('a', 4001) }),
+          'invalid_request',
+          'content',
+        );
+        assert.deepEqual(await listAll(client, { orgId: other }), []);
+      });
+
+      it('when content is missing, empty or only white space, then invalid_request names content', async () => {
+        const orgId = newOrg();
+        for (const content of ['', '   ', '\n\t \u00a0']) {
+          await assertAppError(
+            client.createTicket({ orgId, content }),
+            'invalid_request',
+            'content',
+          );
+        }
+        assert.deepEqual(await listAll(client, { orgId }), []);
+      });
+
+      it('when author_name is 200 code points, then it is kept; at 201, then invalid_request', async () => {
+        const orgId = newOrg();
+        const name = codePoints('𝒜', 200);
+        const ok = await client.createTicket({ orgId, content: 'x', authorName: name });
+        assert.equal(
+          (await client.getTicket({ orgId, ticketId: ok.ticketId })).ticket?.authorName,
+          name,
+        );
+        const other = newOrg();
+        await assertAppError(
+          client.createTicket({ orgId: other, content: 'x', authorName: name + '𝒜' }),
+          'invalid_request',
+          'author_name',
+        );
+        assert.deepEqual(await listAll(client, { orgId: other }), []);
+      });
+
+      it('when the idempotency key is 200 code points, then it works; at 201, then invalid_request and nothing is written', async () => {
+        const orgId = newOrg();
+        const key = codePoints('🔑', 200);
+        const first = await client.createTicket({ orgId, content: 'a', idempotencyKey: key });
+        const again = await client.createTicket({ orgId, content: 'a', idempotencyKey: key });
+        assert.deepEqual(again, { ticketId: first.ticketId, duplicate: true });
+        await assertAppError(
+          client.createTicket({ orgId, content: 'b', idempotencyKey: key + '🔑' }),
+          'invalid_request',
+          'idempotency_key',
+        );
+        assert.equal((await listAll(client, { orgId })).length, 1);
+      });
+
+      it('when a key is repeated with another body, then the original ticket is returned and nothing is created', async () => {
+        const orgId = newOrg();
+        const first = await client.createTicket({
+          orgId,
+          content: 'first body',
+          idempotencyKey: 'k-1',
+        });
+        const second = await client.createTicket({
+          orgId,
+          content: 'second body',
+          authorName: 'Bob',
+          idempotencyKey: 'k-1',
+        });
+        assert.deepEqual(second, { ticketId: first.ticketId, duplicate: true });
+        const all = await listAll(client, { orgId });
+        assert.equal(all.length, 1);
+        assert.equal(all[0]?.content, 'first body');
+      });
+
+      it('when keys differ only in case, then they are different keys', async () => {
+        const orgId = newOrg();
+        const a = await client.createTicket({ orgId, content: 'a', idempotencyKey: 'Key' });
+        const b = await client.createTicket({ orgId, content: 'b', idempotencyKey: 'key' });
+        assert.notEqual(a.ticketId, b.ticketId);
+        assert.equal(b.duplicate, false);
+      });
+
+      it('when one key is used in two orgs, then each org gets its own ticket', async () => {
+        const [orgA, orgB] = [newOrg(), newOrg()];
+        const a = await client.createTicket({
+          orgId: orgA,
+          content: 'a',
+          idempotencyKey: 'shared-key',
+        });
+        const b = await client.createTicket({
+          orgId: orgB,
+          content: 'b',
+          idempotencyKey: 'shared-key',
+        });
+        assert.equal(a.duplicate, false);
+        assert.equal(b.duplicate, false);
+        assert.notEqual(a.ticketId, b.ticketId);
+        const a2 = await client.createTicket({
+          orgId: orgA,
+          content: 'a2',
+          idempotencyKey: 'shared-key',
+        });
+        assert.deepEqual(a2, { ticketId: a.ticketId, duplicate: true });
+      });
+
+      it('when 50 calls with one key run concurrently, then one ticket is created and 49 are duplicates of it', async () => {
+        const orgId = newOrg();
+        const results = await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            client.createTicket({ orgId, content: `body ${i}`, idempotencyKey: 'burst' }),
+          ),
+        );
+        const ids = new Set(results.map((r) => r.ticketId));
+        assert.equal(ids.size, 1);
+        assert.equal(results.filter((r) => !r.duplicate).length, 1);
+        assert.equal(results.filter((r) => r.duplicate).length, 49);
+        assert.equal((await listAll(client, { orgId })).length, 1);
+      });
+
+      it('when org_id is missing, then invalid_request names org_id', async () => {
+        await assertAppError(
+          client.createTicket({ orgId: '', content: 'x' }),
+          'invalid_request',
+          'org_id',
+        );
+      });
+    });
+
+    describe('ListTickets', () => {
+      it('when 55 tickets are paged 20 at a time, then pages hold 20, 20, 15, newest first, without gaps or repeats even as tickets are created between pages', async () => {
+        const orgId = newOrg();
+        const created: number[] = [];
+        // Batches of concurrent creates: many tickets share a millisecond, exercising the id tie-break.
+        for (let batch = 0; batch < 5; batch++) {
+          const res = await Promise.all(
+            Array.from({ length: 11 }, (_, i) =>
+              client.createTicket({ orgId, content: `t${batch}-${i}` }),
+            ),
+          );
+          created.push(...res.map((r) => r.ticketId));
+        }
+        const p1 = await client.listTickets({ orgId, limit: 20 });
+        assert.equal(p1.tickets.length, 20);
+        assert.ok(p1.nextCursor);
+        // New tickets arrive between pages: they are newer than the cursor and must not shift later pages.
+        for (let i = 0; i < 3; i++) await client.createTicket({ orgId, content: `late ${i}` });
+        const p2 = await client.listTickets({ orgId, limit: 20, cursor: p1.nextCursor });
+        assert.equal(p2.tickets.length, 20);
+        assert.ok(p2.nextCursor);
+        await client.createTicket({ orgId, content: 'later still' });
+        const p3 = await client.listTickets({ orgId, limit: 20, cursor: p2.nextCursor });
+        assert.equal(p3.tickets.length, 15);
+        assert.equal(p3.nextCursor, undefined);
+
+        const seen = [...p1.tickets, ...p2.tickets, ...p3.tickets];
+        assertNewestFirst(seen);
+        assert.deepEqual(
+          seen.map((t) => t.id).sort((a, b) => a - b),
+          [...created].sort((a, b) => a - b),
+        );
+        for (const t of seen) assert.match(t.createdAt, RFC3339_MS);
+
+        // The first page now starts with the tickets created meanwhile.
+        const fresh = await client.listTickets({ orgId, limit: 4 });
+        assert.deepEqual(
+          fresh.tickets.map((t) => t.content),
+          ['later still', 'late 2', 'late 1', 'late 0'],
+        );
+      });
+
+      it('when limit is 0, then 10 tickets come back; when it is outside 1..20, then invalid_request names limit', async () => {
+        const orgId = newOrg();
+        for (let i = 0; i < 12; i++) await client.createTicket({ orgId, content: `n${i}` });
+        const page = await client.listTickets({ orgId, limit: 0 });
+        assert.equal(page.tickets.length, 10);
+        assert.ok(page.nextCursor);
+        assert.equal((await client.listTickets({ orgId, limit: 20 })).tickets.length, 12);
+        assert.equal((await client.listTickets({ orgId, limit: 1 })).tickets.length, 1);
+        for (const limit of [21, -1, 1000]) {
+          await assertAppError(client.listTickets({ orgId, limit }), 'invalid_request', 'limit');
+        }
+      });
+
+      it('when an org has no tickets, then the list is empty and has no cursor', async () => {
+        const page = await client.listTickets({ orgId: newOrg(), limit: 0 });
+        assert.deepEqual(page.tickets, []);
+        assert.equal(page.nextCursor, undefined);
+      });
+
+      it('when exactly a page of tickets exists, then next_cursor is absent', async () => {
+        const orgId = newOrg();
+        for (let i = 0; i < 5; i++) await client.createTicket({ orgId, content: `e${i}` });
+        const page = await client.listTickets({ orgId, limit: 5 });
+        assert.equal(page.tickets.length, 5);
+        assert.equal(page.nextCursor, undefined);
+      });
+
+      it('when a filter value is not allowed, then invalid_request names the parameter', async () => {
+        const orgId = newOrg();
+        await assertAppError(
+          client.listTickets({ orgId, limit: 0, status: 'pending' }),
+          'invalid_request',
+          'status',
+        );
+        await assertAppError(
+          client.listTickets({ orgId, limit: 0, priority: 'urgent' }),
+          'invalid_request',
+          'priority',
+        );
+        await assertAppError(
+          client.listTickets({ orgId, limit: 0, category: 'Bug' }),
+          'invalid_request',
+          'category',
+        );
+      });
+
+      it('when a cursor is tampered with, forged, or made for another org or other filters, then invalid_cursor', async () => {
+        const orgId = newOrg();
+        for (let i = 0; i < 3; i++) await client.createTicket({ orgId, content: `c${i}` });
+        const { nextCursor } = await client.listTickets({ orgId, limit: 1 });
+        assert.ok(nextCursor);
+        const [body, sig] = nextCursor.split('.') as [string, string];
+        const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as { i: number };
+        const forgedBody = Buffer.from(JSON.stringify({ ...payload, i: payload.i + 1 })).toString(
+          'base64url',
+        );
+        const flipped = sig.slice(0, -2) + (sig.endsWith('AA') ? 'BB' : 'AA');
+        for (const cursor of [
+          `${forgedBody}.${sig}`,
+          `${body}.${flipped}`,
+          'garbage',
+          `${body}`,
+          `${nextCursor}.x`,
+          'a'.repeat(5000),
+        ]) {
+          await assertAppError(
+            client.listTickets({ orgId, limit: 1, cursor }),
+            'invalid_cursor',
+            'cursor',
+          );
+        }
+        await assertAppError(
+          client.listTickets({ orgId: newOrg(), limit: 1, cursor: nextCursor }),
+          'invalid_cursor',
+          'cursor',
+        );
+        await assertAppError(
+          client.listTickets({ orgId, limit: 1, status: 'open', cursor: nextCursor }),
+          'invalid_cursor',
+          'cursor',
+        );
+        // The genuine cursor still works, with another page size too.
+        assert.equal(
+          (await client.listTickets({ orgId, limit: 5, cursor: nextCursor })).tickets.length,
+          2,
+        );
+      });
+
+      it('when filters are combined, then only tickets matching all of them are listed, paged with their own cursor', async () => {
+        const orgId = newOrg();
+        const make = async (category: string, priority: string, status?: string) => {
+          const { ticketId } = await client.createTicket({
+            orgId,
+            content: `${category}/${priority}/${status ?? 'open'}`,
+          });
+          await client.applyTriage({
+            orgId,
+            ticketId,
+            eventId: `ev-${orgId}-${ticketId}`,
+            category,
+            priority,
+            aiSummary: 's',
+            resolve: false,
+          });
+          if (status) await client.updateTicketStatus({ orgId, ticketId, status });
+          return ticketId;
+        };
+        const bugHighOpen = [
+          await make('bug', 'high'),
+          await make('bug', 'high'),
+          await make('bug', 'high'),
+        ];
+        await make('bug', 'low');
+        await make('how_to', 'high');
+        await make('bug', 'high', 'in_progress');
+        await client.createTicket({ orgId, content: 'untriaged' });
+
+        const both = await listAll(client, {
+          orgId,
+          category: 'bug',
+          priority: 'high',
+          status: 'open',
+          limit: 2,
+        });
+        assert.deepEqual(both.map((t) => t.id).sort(), [...bugHighOpen].sort());
+        assert.equal((await listAll(client, { orgId, category: 'bug' })).length, 5);
+        assert.equal((await listAll(client, { orgId, priority: 'high' })).length, 5);
+        assert.equal((await listAll(client, { orgId, status: 'in_progress' })).length, 1);
+        assert.equal((await listAll(client, { orgId, status: 'open' })).length, 6);
+        assert.equal((await listAll(client, { orgId, priority: 'medium' })).length, 1);
+        assert.equal((await listAll(client, { orgId, category: 'documentation' })).length, 0);
+        assert.equal((await listAll(client, { orgId, status: 'duplicate' })).length, 0);
+        for (const t of both) {
+          assert.equal(t.category, 'bug');
+          assert.equal(t.priority, 'high');
+          assert.equal(t.status, 'open');
+        }
+      });
+
+      it('when two orgs have tickets, then each lists only its own', async () => {
+        const [a, b] = [newOrg(), newOrg()];
+        await client.createTicket({ orgId: a, content: 'a' });
+        await client.createTicket({ orgId: b, content: 'b' });
+        const listA = await listAll(client, { orgId: a });
+        assert.deepEqual(
+          listA.map((t) => t.content),
+          ['a'],
+        );
+      });
+    });
+
+    describe('UpdateTicketStatus', () => {
+      it('when moved along open → in_progress → resolved → open → in_progress → resolved → closed, then each step is applied', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'walk' });
+        for (const status of [
+          'in_progress',
+          'resolved',
+          'open',
+          'in_progress',
+          'resolved',
+          'closed',
+        ]) {
+          const { ticket } = await client.updateTicketStatus({ orgId, ticketId, status });
+          assert.equal(ticket?.status, status);
+          assert.ok(ticket && ticket.updatedAt >= ticket.createdAt);
+        }
+        assert.equal((await client.getTicket({ orgId, ticketId })).ticket?.status, 'closed');
+      });
+
+      it('when a transition is not allowed, then conflict names both statuses and the ticket is unchanged', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'c' });
+        const err = await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId, status: 'closed' }),
+          'conflict',
+        );
+        assert.match(err.message, /cannot move a ticket from open to closed/);
+        await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId, status: 'resolved' }),
+          'conflict',
+        );
+        await client.updateTicketStatus({ orgId, ticketId, status: 'in_progress' });
+        await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId, status: 'open' }),
+          'conflict',
+        );
+        await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId, status: 'closed' }),
+          'conflict',
+        );
+        assert.equal((await client.getTicket({ orgId, ticketId })).ticket?.status, 'in_progress');
+      });
+
+      it('when any non-closed ticket is marked duplicate, then it is; closed and duplicate tickets cannot move', async () => {
+        const orgId = newOrg();
+        for (const path of [[], ['in_progress'], ['in_progress', 'resolved']]) {
+          const { ticketId } = await client.createTicket({ orgId, content: 'd' });
+          for (const status of path) await client.updateTicketStatus({ orgId, ticketId, status });
+          const { ticket } = await client.updateTicketStatus({
+            orgId,
+            ticketId,
+            status: 'duplicate',
+          });
+          assert.equal(ticket?.status, 'duplicate');
+          for (const status of ['open', 'in_progress', 'resolved', 'closed']) {
+            await assertAppError(
+              client.updateTicketStatus({ orgId, ticketId, status }),
+              'conflict',
+            );
+          }
+        }
+        const { ticketId } = await client.createTicket({ orgId, content: 'closed one' });
+        for (const status of ['in_progress', 'resolved', 'closed'])
+          await client.updateTicketStatus({ orgId, ticketId, status });
+        await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId, status: 'duplicate' }),
+          'conflict',
+        );
+        await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId, status: 'open' }),
+          'conflict',
+        );
+      });
+
+      it('when the status is unchanged, then the ticket is returned as it was and no event is written', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'same' });
+        const before = (await client.getTicket({ orgId, ticketId })).ticket;
+        const { ticket } = await client.updateTicketStatus({ orgId, ticketId, status: 'open' });
+        assert.deepEqual(ticket, before);
+        await eventually(
+          async () => ((await s.readEvents(orgId)).length >= 1 ? true : undefined),
+          10_000,
+          'created event',
+        );
+        assert.deepEqual(
+          (await s.readEvents(orgId)).map((e) => e.type),
+          ['tickets.created'],
+        );
+      });
+
+      it('when the status value is unknown, then invalid_request names status; unknown ticket or other org, then not_found', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'x' });
+        await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId, status: 'done' }),
+          'invalid_request',
+          'status',
+        );
+        await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId, status: '' }),
+          'invalid_request',
+          'status',
+        );
+        await assertAppError(
+          client.updateTicketStatus({ orgId: newOrg(), ticketId, status: 'in_progress' }),
+          'not_found',
+        );
+        await assertAppError(
+          client.updateTicketStatus({ orgId, ticketId: 987_654_321, status: 'in_progress' }),
+          'not_found',
+        );
+        assert.equal((await client.getTicket({ orgId, ticketId })).ticket?.status, 'open');
+      });
+    });
+
+    describe('ApplyTriage', () => {
+      it('when triage is applied, then labels and answer are set; when the same event comes again, then applied is false and nothing changes', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'how do I export?' });
+        const first = await client.applyTriage({
+          orgId,
+          ticketId,
+          eventId: 'ev-1',
+          category: 'how_to',
+          priority: 'low',
+          aiSummary: 'Export question',
+          resolve: false,
+        });
+        assert.equal(first.applied, true);
+        assert.equal(first.ticket?.category, 'how_to');
+        assert.equal(first.ticket?.priority, 'low');
+        assert.equal(first.ticket?.aiSummary, 'Export question');
+        assert.equal(first.ticket?.aiAnswer, undefined);
+        assert.equal(first.ticket?.status, 'open');
+
+        const repeat = await client.applyTriage({
+          orgId,
+          ticketId,
+          eventId: 'ev-1',
+          category: 'bug',
+          priority: 'critical',
+          aiSummary: 'other',
+          aiAnswer: 'x',
+          resolve: true,
+        });
+        assert.equal(repeat.applied, false);
+        assert.deepEqual(repeat.ticket, first.ticket);
+        assert.deepEqual((await client.getTicket({ orgId, ticketId })).ticket, first.ticket);
+      });
+
+      it('when triage resolves an open ticket with an answer, then it becomes resolved and triaged + status_changed events follow the created one', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'reset password?' });
+        const res = await client.applyTriage({
+          orgId,
+          ticketId,
+          eventId: 'ev-r',
+          category: 'how_to',
+          priority: 'medium',
+          aiSummary: 'Password reset',
+          aiAnswer: 'Use the reset link.',
+          resolve: true,
+        });
+        assert.equal(res.ticket?.status, 'resolved');
+        assert.equal(res.ticket?.aiAnswer, 'Use the reset link.');
+        const events = await eventually(
+          async () => {
+            const e = await s.readEvents(orgId);
+            return e.length >= 3 ? e : undefined;
+          },
+          10_000,
+          'three events',
+        );
+        assert.deepEqual(
+          events.map((e) => e.type),
+          ['tickets.created', 'tickets.triaged', 'tickets.status_changed'],
+        );
+        assert.deepEqual(events[1]?.data, {
+          category: 'how_to',
+          priority: 'medium',
+          ai_summary: 'Password reset',
+          answered: true,
+          status: 'resolved',
+        });
+        assert.deepEqual(events[2]?.data, { from: 'open', to: 'resolved' });
+        for (const e of events) assert.equal(e.ticket_id, ticketId);
+      });
+
+      it('when resolve is set but the ticket is no longer open, then labels change and the status does not', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'busy' });
+        await client.updateTicketStatus({ orgId, ticketId, status: 'in_progress' });
+        const res = await client.applyTriage({
+          orgId,
+          ticketId,
+          eventId: 'ev-b',
+          category: 'bug',
+          priority: 'high',
+          aiSummary: 's',
+          aiAnswer: 'a',
+          resolve: true,
+        });
+        assert.equal(res.applied, true);
+        assert.equal(res.ticket?.status, 'in_progress');
+        assert.equal(res.ticket?.category, 'bug');
+      });
+
+      it('when category or priority is not allowed, or the ticket is unknown, then the call fails and nothing is recorded', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'x' });
+        const base = {
+          orgId,
+          ticketId,
+          eventId: 'ev-v',
+          category: 'bug',
+          priority: 'high',
+          aiSummary: 's',
+          resolve: false,
+        };
+        await assertAppError(
+          client.applyTriage({ ...base, category: 'question' }),
+          'invalid_request',
+          'category',
+        );
+        await assertAppError(
+          client.applyTriage({ ...base, priority: 'urgent' }),
+          'invalid_request',
+          'priority',
+        );
+        await assertAppError(
+          client.applyTriage({ ...base, eventId: '' }),
+          'invalid_request',
+          'event_id',
+        );
+        await assertAppError(client.applyTriage({ ...base, orgId: newOrg() }), 'not_found');
+        // None of the failures used up the event id.
+        assert.equal((await client.applyTriage(base)).applied, true);
+      });
+    });
+
+    describe('events', () => {
+      it('when tickets are created, then each produces exactly one tickets.created event carrying the ticket', async () => {
+        const orgId = newOrg();
+        const ids: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          ids.push(
+            (
+              await client.createTicket({
+                orgId,
+                content: `ev ${i}`,
+                authorName: i === 0 ? 'Eve' : undefined,
+              })
+            ).ticketId,
+          );
+        }
+        // Replays create no event.
+        await client.createTicket({ orgId, content: 'dup', idempotencyKey: 'e-k' });
+        await client.createTicket({ orgId, content: 'dup', idempotencyKey: 'e-k' });
+        const events = await eventually(
+          async () => {
+            const e = await s.readEvents(orgId);
+            return e.length >= 6 ? e : undefined;
+          },
+          10_000,
+          'six created events',
+        );
+        // Give a straggler (a double publication) the chance to show up before counting.
+        await new Promise((r) => setTimeout(r, 300));
+        const final = await s.readEvents(orgId);
+        assert.equal(final.length, 6);
+        assert.equal(new Set(final.map((e) => e.id)).size, 6);
+        assert.deepEqual(new Set(final.map((e) => e.type)), new Set(['tickets.created']));
+        const first = events.find((e) => e.ticket_id === ids[0]);
+        assert.ok(first);
+        const { ticket } = await client.getTicket({ orgId, ticketId: ids[0]! });
+        assert.match(
+          first.id,
+          /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+        );
+        assert.equal(first.org_id, orgId);
+        assert.match(first.occurred_at, RFC3339_MS);
+        assert.deepEqual(first.data, {
+          content: 'ev 0',
+          author_name: 'Eve',
+          status: 'open',
+          priority: 'medium',
+          category: null,
+          created_at: ticket?.createdAt,
+        });
+      });
+    });
+  });
+}

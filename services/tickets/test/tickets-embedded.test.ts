@@ -1,0 +1,161 @@
+// The tickets contract on the embedded adapters (no servers), plus what only they must show:
+// everything survives a restart on the same DATA_DIR.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { ticketsContract, type ContractEvent } from './contract.js';
+import { assertAppError, eventually, newOrg, startService } from './helpers.js';
+
+function readEventsFile(dataDir: string): ContractEvent[] {
+  const file = join(dataDir, 'events', 'tickets.jsonl');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ContractEvent);
+}
+
+const dirs: string[] = [];
+function tempDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tickets-embedded-'));
+  dirs.push(dir);
+  return dir;
+}
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+ticketsContract('embedded', async () => {
+  const dataDir = tempDataDir();
+  const service = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+  return {
+    client: service.client,
+    readEvents: async (orgId) => readEventsFile(dataDir).filter((e) => e.org_id === orgId),
+    stop: () => service.stop(),
+  };
+});
+
+describe('tickets service (embedded restarts)', () => {
+  it('when the service restarts on the same DATA_DIR, then tickets, statuses, idempotency keys, triage and cursors survive and ids keep growing', async () => {
+    const dataDir = tempDataDir();
+    const orgId = newOrg();
+    const first = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    const created: number[] = [];
+    for (let i = 0; i < 25; i++)
+      created.push((await first.client.createTicket({ orgId, content: `r${i}` })).ticketId);
+    const keyed = await first.client.createTicket({
+      orgId,
+      content: 'keyed',
+      idempotencyKey: 'restart-key',
+    });
+    await first.client.updateTicketStatus({ orgId, ticketId: created[0]!, status: 'in_progress' });
+    await first.client.applyTriage({
+      orgId,
+      ticketId: created[1]!,
+      eventId: 'ev-restart',
+      category: 'bug',
+      priority: 'high',
+      aiSummary: 's',
+      resolve: false,
+    });
+    const page1 = await first.client.listTickets({ orgId, limit: 20 });
+    await eventually(
+      async () => (readEventsFile(dataDir).length >= 28 ? true : undefined),
+      10_000,
+      'events written',
+    );
+    await first.stop();
+
+    const second = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    try {
+      const replay = await second.client.createTicket({
+        orgId,
+        content: 'other body',
+        idempotencyKey: 'restart-key',
+      });
+      assert.deepEqual(replay, { ticketId: keyed.ticketId, duplicate: true });
+      assert.equal(
+        (await second.client.getTicket({ orgId, ticketId: created[0]! })).ticket?.status,
+        'in_progress',
+      );
+      assert.equal(
+        (await second.client.getTicket({ orgId, ticketId: created[1]! })).ticket?.category,
+        'bug',
+      );
+      const again = await second.client.applyTriage({
+        orgId,
+        ticketId: created[1]!,
+        eventId: 'ev-restart',
+        category: 'how_to',
+        priority: 'low',
+        aiSummary: 'x',
+        resolve: false,
+      });
+      assert.equal(again.applied, false);
+      // A cursor from before the restart still works (the secret is persisted).
+      const page2 = await second.client.listTickets({ orgId, limit: 20, cursor: page1.nextCursor });
+      assert.equal(page1.tickets.length + page2.tickets.length, 26);
+      assert.equal(page2.nextCursor, undefined);
+      const fresh = await second.client.createTicket({ orgId, content: 'after restart' });
+      assert.ok(fresh.ticketId > Math.max(...created, keyed.ticketId));
+
+      await eventually(
+        async () => (readEventsFile(dataDir).length >= 29 ? true : undefined),
+        10_000,
+        'events written',
+      );
+      const events = readEventsFile(dataDir).filter((e) => e.org_id === orgId);
+      assert.equal(new Set(events.map((e) => e.id)).size, events.length, 'no event twice');
+      assert.equal(events.filter((e) => e.type === 'tickets.created').length, 27);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('when a second service opens a DATA_DIR in use, then it refuses to start', async () => {
+    const dataDir = tempDataDir();
+    const first = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    try {
+      await assert.rejects(
+        startService({ EMBEDDED: 'true', DATA_DIR: dataDir }),
+        /already open|in use/,
+      );
+    } finally {
+      await first.stop();
+    }
+  });
+
+  it('when the journal has many superseded records, then a restart compacts it and keeps the state', async () => {
+    const dataDir = tempDataDir();
+    const orgId = newOrg();
+    const first = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    const { ticketId } = await first.client.createTicket({ orgId, content: 'churn' });
+    for (let i = 0; i < 200; i++) {
+      await first.client.updateTicketStatus({ orgId, ticketId, status: 'in_progress' });
+      await first.client.updateTicketStatus({ orgId, ticketId, status: 'resolved' });
+      await first.client.updateTicketStatus({ orgId, ticketId, status: 'open' });
+    }
+    await eventually(
+      async () => (readEventsFile(dataDir).length >= 601 ? true : undefined),
+      20_000,
+      'events written',
+    );
+    await first.stop();
+    const journal = join(dataDir, 'tickets', 'journal.jsonl');
+    const sizeBefore = readFileSync(journal).length;
+
+    const second = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    try {
+      assert.ok(readFileSync(journal).length < sizeBefore / 10, 'journal was compacted');
+      assert.equal((await second.client.getTicket({ orgId, ticketId })).ticket?.status, 'open');
+      await assertAppError(
+        second.client.updateTicketStatus({ orgId, ticketId, status: 'closed' }),
+        'conflict',
+      );
+    } finally {
+      await second.stop();
+    }
+  });
+});
