@@ -1,4 +1,12 @@
-import { boolFlag, ConfigError, hostPort, loadConfig, logLevel, port, z } from '@support-agent/shared';
+import {
+  boolFlag,
+  ConfigError,
+  hostPort,
+  loadConfig,
+  logLevel,
+  port,
+  z,
+} from '@support-agent/shared';
 
 /** express 'trust proxy': off, on, a hop count, or a comma list of addresses/subnets. */
 const trustProxy = z
@@ -13,13 +21,16 @@ const trustProxy = z
   .default(false);
 
 const url = (protocols: string[]) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `expected a ${protocols.join(' or ')}// URL`);
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `expected a ${protocols.join(' or ')}// URL`,
+  );
 
 /** Environment of the gateway; every variable is documented in README.md. */
 const schema = z
@@ -31,10 +42,10 @@ const schema = z
     ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     MYSQL_URL: url(['mysql:']).optional(),
     REDIS_URL: url(['redis:', 'rediss:']).optional(),
-    TICKETS_ADDR: hostPort.default('127.0.0.1:50051'),
-    KNOWLEDGE_ADDR: hostPort.default('127.0.0.1:50052'),
-    ANSWERS_ADDR: hostPort.default('127.0.0.1:50053'),
-    DIGEST_ADDR: hostPort.default('127.0.0.1:50054'),
+    TICKETS_ADDR: hostPort.prefault('127.0.0.1:50051'),
+    KNOWLEDGE_ADDR: hostPort.prefault('127.0.0.1:50052'),
+    ANSWERS_ADDR: hostPort.prefault('127.0.0.1:50053'),
+    DIGEST_ADDR: hostPort.prefault('127.0.0.1:50054'),
     EMBEDDED: boolFlag.default(false),
     DATA_DIR: z.string().default('./data'),
     PUBLIC_BASE_URL: url(['http:', 'https:']).optional(),

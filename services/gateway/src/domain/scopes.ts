@@ -1,5 +1,11 @@
 /** The five least-privilege scopes of an API key (DESIGN.md §3), in catalogue order. */
-export const SCOPES = ['kb:read', 'faq:read', 'tickets:read', 'tickets:write', 'answers:write'] as const;
+export const SCOPES = [
+  'kb:read',
+  'faq:read',
+  'tickets:read',
+  'tickets:write',
+  'answers:write',
+] as const;
 
 export type Scope = (typeof SCOPES)[number];
 

@@ -1,0 +1,69 @@
+import type { GatewayStore } from '../data-access/gateway-store.js';
+import { hashApiKey, hashesEqual } from './api-keys.js';
+import type { KeyGrant } from './model.js';
+
+interface CacheEntry {
+  grant: KeyGrant | undefined;
+  expiresAt: number;
+}
+
+/**
+ * Resolves a plain API key to its grant (key + org settings) through a short-lived cache.
+ * The TTL bounds how stale a replica can be: a revocation or a settings change made on any
+ * replica is seen by every replica within the TTL (≤ 1 s by configuration). Unknown and
+ * revoked keys are cached too, so a flood of bad keys costs one lookup per TTL per key.
+ */
+export class KeyResolver {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly inFlight = new Map<string, Promise<KeyGrant | undefined>>();
+
+  constructor(
+    private readonly store: GatewayStore,
+    private readonly ttlMs: number,
+    private readonly maxEntries = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** A fresh positive cache entry for this key, without any I/O. */
+  cachedGrant(key: string): KeyGrant | undefined {
+    const entry = this.cache.get(hashApiKey(key));
+    return entry && entry.expiresAt > this.now() ? entry.grant : undefined;
+  }
+
+  /** The key's grant, or undefined when the key is unknown or revoked. */
+  async resolve(key: string): Promise<KeyGrant | undefined> {
+    const hash = hashApiKey(key);
+    const entry = this.cache.get(hash);
+    if (entry && entry.expiresAt > this.now()) return entry.grant;
+
+    // One store lookup per key at a time, however many requests arrive together.
+    let pending = this.inFlight.get(hash);
+    if (!pending) {
+      pending = this.lookup(hash).finally(() => this.inFlight.delete(hash));
+      this.inFlight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private async lookup(hash: string): Promise<KeyGrant | undefined> {
+    const found = await this.store.findKeyByHash(hash);
+    const grant =
+      found && found.key.revokedAt === null && hashesEqual(found.key.keyHash, hash)
+        ? found
+        : undefined;
+    if (this.ttlMs > 0) {
+      this.cache.delete(hash);
+      this.cache.set(hash, { grant, expiresAt: this.now() + this.ttlMs });
+      this.evict();
+    }
+    return grant;
+  }
+
+  private evict(): void {
+    const now = this.now();
+    for (const [hash, entry] of this.cache) {
+      if (this.cache.size <= this.maxEntries && entry.expiresAt > now) break;
+      this.cache.delete(hash);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import type { Logger } from '@support-agent/shared';
+import express, { type Express } from 'express';
+import type { TicketsClient } from '../../clients/tickets.client.js';
+import type { OrgAdmin } from '../../domain/orgs.js';
+import { errorHandler, notFound } from '../http/errors.js';
+import { accessLog, requestContext } from '../http/request-context.js';
+import { adminAuth } from './admin-auth.js';
+import { adminRouter } from './admin-routes.js';
+
+export interface AdminAppDeps {
+  logger: Logger;
+  adminToken: string;
+  orgs: OrgAdmin;
+  tickets: TicketsClient;
+  shuttingDown: () => boolean;
+}
+
+/** The admin API, served on its own listener (ADMIN_HOST:ADMIN_PORT). */
+export function createAdminApp(deps: AdminAppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use(requestContext(deps.shuttingDown));
+  app.use(accessLog(deps.logger.child({ listener: 'admin' })));
+  app.use(
+    '/admin/v1',
+    adminRouter({ auth: adminAuth(deps.adminToken), orgs: deps.orgs, tickets: deps.tickets }),
+  );
+  app.use(notFound);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,101 @@
+import { AppError } from '@support-agent/shared';
+import type { RequestHandler } from 'express';
+import { isWellFormedApiKey } from '../../domain/api-keys.js';
+import type { KeyResolver } from '../../domain/key-resolver.js';
+import type { AuthFailureThrottle } from './rate-limit.js';
+import { localsOf } from './request-context.js';
+
+export interface Challenges {
+  /** resource_metadata URL of RFC 9728. */
+  resourceMetadata: string;
+}
+
+export function protectedResourceMetadataUrl(publicBaseUrl: string): string {
+  return `${publicBaseUrl}/.well-known/oauth-protected-resource`;
+}
+
+/** `WWW-Authenticate` of a 401; `error="invalid_token"` only when a key was presented. */
+export function unauthorizedChallenge(c: Challenges, keyPresented: boolean): string {
+  const base = `Bearer realm="support-agent", resource_metadata="${c.resourceMetadata}"`;
+  return keyPresented ? `${base}, error="invalid_token"` : base;
+}
+
+/** `WWW-Authenticate` of a 403 naming the scope the operation needs. */
+export function insufficientScopeChallenge(c: Challenges, scope: string): string {
+  return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${c.resourceMetadata}"`;
+}
+
+export interface PresentedCredentials {
+  /** The Authorization header uses the Bearer scheme with a non-empty credential. */
+  presented: boolean;
+  key: string | undefined;
+  /** Some Authorization header was sent (maybe with another scheme). */
+  headerSent: boolean;
+}
+
+/** Parses `Authorization: Bearer <key>`; the scheme is case-insensitive. */
+export function readBearer(header: string | undefined): PresentedCredentials {
+  if (header === undefined || header.trim() === '')
+    return { presented: false, key: undefined, headerSent: false };
+  const m = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:[ \t]+(.*))?$/.exec(header.trim());
+  if (!m || m[1]!.toLowerCase() !== 'bearer')
+    return { presented: false, key: undefined, headerSent: true };
+  const key = (m[2] ?? '').trim();
+  return key === ''
+    ? { presented: false, key: undefined, headerSent: true }
+    : { presented: true, key, headerSent: true };
+}
+
+/**
+ * Authenticates the bearer key. A key that fails the checksum is rejected without a lookup;
+ * a cached valid key skips the failure throttle; otherwise an IP over its failed-auth budget
+ * gets 429 for anything but a valid key. Failures are counted per client IP.
+ */
+export function authenticate(deps: {
+  resolver: KeyResolver;
+  throttle: AuthFailureThrottle;
+  challenges: Challenges;
+}): RequestHandler {
+  const { resolver, throttle, challenges } = deps;
+  return async (req, res, next) => {
+    const creds = readBearer(req.headers.authorization);
+    const wellFormed = creds.key !== undefined && isWellFormedApiKey(creds.key);
+
+    const cached = wellFormed ? resolver.cachedGrant(creds.key!) : undefined;
+    if (cached) {
+      localsOf(res).grant = cached;
+      return next();
+    }
+
+    const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const blockedFor = await throttle.blockedFor(ip);
+    if (blockedFor !== undefined && !wellFormed) {
+      await throttle.recordFailure(ip);
+      throw tooManyFailures(blockedFor);
+    }
+
+    const grant = wellFormed ? await resolver.resolve(creds.key!) : undefined;
+    if (grant) {
+      localsOf(res).grant = grant;
+      return next();
+    }
+
+    const retryAfter = await throttle.recordFailure(ip);
+    if (retryAfter !== undefined) throw tooManyFailures(retryAfter);
+    res.set('WWW-Authenticate', unauthorizedChallenge(challenges, creds.presented));
+    throw new AppError(
+      'unauthorized',
+      creds.presented
+        ? 'invalid or revoked API key'
+        : creds.headerSent
+          ? 'unsupported authorization scheme: send Authorization: Bearer <API key>'
+          : 'missing API key: send Authorization: Bearer <API key>',
+    );
+  };
+}
+
+function tooManyFailures(retryAfter: number): AppError {
+  return new AppError('rate_limited', 'too many failed authentication attempts from this address', {
+    retryAfter,
+  });
+}

@@ -1,0 +1,28 @@
+import { AppError } from '@support-agent/shared';
+import express, { type RequestHandler } from 'express';
+import { requireObjectBody } from './validation.js';
+
+export const PUBLIC_BODY_LIMIT = 64 * 1024;
+
+/**
+ * JSON body parsing for POST/PATCH routes, placed after authentication, scope and rate-limit
+ * checks. Content-Type must be application/json (parameters such as charset allowed); the
+ * body must be a JSON object of at most `limit` bytes (413 payload_too_large beyond).
+ */
+export function jsonBody(limit: number = PUBLIC_BODY_LIMIT): RequestHandler[] {
+  const parse = express.json({ limit, strict: true, type: () => true });
+  const requireJson: RequestHandler = (req, _res, next) => {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') {
+      throw new AppError('invalid_request', 'Content-Type must be application/json', {
+        param: 'Content-Type',
+      });
+    }
+    next();
+  };
+  const requireObject: RequestHandler = (req, _res, next) => {
+    requireObjectBody(req.body);
+    next();
+  };
+  return [requireJson, parse, requireObject];
+}

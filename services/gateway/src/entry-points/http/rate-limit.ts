@@ -1,0 +1,199 @@
+import { AppError, type Logger } from '@support-agent/shared';
+import type { RequestHandler } from 'express';
+import type { Redis } from 'ioredis';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import { grantOf } from './request-context.js';
+
+export const WINDOW_SECONDS = 60;
+
+/**
+ * Makes fixed-window limiters: on Redis (exact across replicas: one atomic INCR per request)
+ * with an in-memory insurance limiter that takes over per replica while Redis is unreachable,
+ * or in memory only when no Redis is configured (embedded mode).
+ */
+export type LimiterFactory = (keyPrefix: string, points: number) => RateLimiterAbstract;
+
+export function limiterFactory(redis: Redis | undefined): LimiterFactory {
+  return (keyPrefix, points) => {
+    const memory = new RateLimiterMemory({ keyPrefix, points, duration: WINDOW_SECONDS });
+    if (!redis) return memory;
+    return new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix,
+      points,
+      duration: WINDOW_SECONDS,
+      insuranceLimiter: memory,
+      rejectIfRedisNotReady: true,
+    });
+  };
+}
+
+type PolicyName = 'key' | 'org';
+
+interface PolicyState {
+  name: PolicyName;
+  quota: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  reset: number;
+  exceeded: boolean;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** `RateLimit-Policy` header value. */
+  policyHeader: string;
+  /** `RateLimit` header value (the policy nearest exhaustion). */
+  limitHeader: string;
+  /** Seconds to wait, when not allowed. */
+  retryAfter: number;
+}
+
+/**
+ * Per-key and per-organization request limits (`rl:key:<keyId>`, `rl:org:<orgId>`). Quotas
+ * come from each organization's settings, so one limiter is kept per distinct quota; limiters
+ * with different quotas share the same Redis counter, so a settings change applies at once.
+ */
+export class RequestRateLimiter {
+  private readonly limiters = new Map<string, RateLimiterAbstract>();
+
+  constructor(
+    private readonly create: LimiterFactory,
+    private readonly logger: Logger,
+  ) {}
+
+  async consume(
+    keyId: string,
+    keyQuota: number,
+    orgId: string,
+    orgQuota: number,
+  ): Promise<RateDecision> {
+    // Key first: a request over its key's limit does not also spend the organization's budget,
+    // so one runaway key cannot starve the organization's other keys.
+    const key = await this.consumeOne('key', keyId, keyQuota);
+    const org = key.exceeded ? undefined : await this.consumeOne('org', orgId, orgQuota);
+    const exceeded = [key, org].filter((p): p is PolicyState => p?.exceeded === true);
+    let shown: PolicyState;
+    if (exceeded.length > 0) {
+      shown = exceeded.reduce((a, b) => (b.reset > a.reset ? b : a));
+    } else {
+      shown = org && org.remaining < key.remaining ? org : key;
+    }
+    return {
+      allowed: exceeded.length === 0,
+      policyHeader: `"key";q=${keyQuota};w=${WINDOW_SECONDS}, "org";q=${orgQuota};w=${WINDOW_SECONDS}`,
+      limitHeader: `"${shown.name}";r=${shown.remaining};t=${shown.reset}`,
+      retryAfter: Math.max(1, ...exceeded.map((p) => p.reset)),
+    };
+  }
+
+  private limiter(name: PolicyName, quota: number): RateLimiterAbstract {
+    const id = `${name}:${quota}`;
+    let limiter = this.limiters.get(id);
+    if (!limiter) {
+      limiter = this.create(`rl:${name}`, quota);
+      this.limiters.set(id, limiter);
+    }
+    return limiter;
+  }
+
+  private async consumeOne(name: PolicyName, id: string, quota: number): Promise<PolicyState> {
+    try {
+      const res = await this.limiter(name, quota).consume(id);
+      return toState(name, quota, res, false);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return toState(name, quota, err, true);
+      // Both Redis and the insurance failed: serve rather than fail closed.
+      this.logger.error({ err, policy: name }, 'rate limiter failed; request let through');
+      return { name, quota, remaining: quota, reset: WINDOW_SECONDS, exceeded: false };
+    }
+  }
+}
+
+function toState(
+  name: PolicyName,
+  quota: number,
+  res: RateLimiterRes,
+  exceeded: boolean,
+): PolicyState {
+  return {
+    name,
+    quota,
+    remaining: exceeded ? 0 : Math.max(0, res.remainingPoints),
+    reset: Math.max(exceeded ? 1 : 0, Math.ceil(res.msBeforeNext / 1000)),
+    exceeded,
+  };
+}
+
+/**
+ * Counts every authenticated request against its key and organization (also requests that
+ * fail validation afterwards) and sets the RateLimit headers; 429 when either is exhausted.
+ */
+export function rateLimit(limiter: RequestRateLimiter): RequestHandler {
+  return async (_req, res, next) => {
+    const { key, settings } = grantOf(res);
+    const decision = await limiter.consume(
+      key.id,
+      settings.rateLimitPerKeyPerMin,
+      key.orgId,
+      settings.rateLimitPerOrgPerMin,
+    );
+    res.set('RateLimit-Policy', decision.policyHeader);
+    res.set('RateLimit', decision.limitHeader);
+    if (!decision.allowed) {
+      throw new AppError(
+        'rate_limited',
+        'rate limit exceeded; retry after the time in Retry-After',
+        {
+          retryAfter: decision.retryAfter,
+        },
+      );
+    }
+    next();
+  };
+}
+
+/**
+ * Failed authentications per client IP (`authfail:<ip>`). After `limit` failures in a minute,
+ * further requests from that IP without a valid key get 429 instead of 401.
+ */
+export class AuthFailureThrottle {
+  private readonly limiter: RateLimiterAbstract;
+
+  constructor(
+    create: LimiterFactory,
+    private readonly limit: number,
+    private readonly logger: Logger,
+  ) {
+    this.limiter = create('authfail', limit);
+  }
+
+  /** Seconds until the IP may try again, or undefined when it is not blocked. */
+  async blockedFor(ip: string): Promise<number | undefined> {
+    try {
+      const res = await this.limiter.get(ip);
+      if (res && res.consumedPoints >= this.limit)
+        return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+    } catch (err) {
+      this.logger.error({ err }, 'auth failure throttle unavailable');
+    }
+    return undefined;
+  }
+
+  /** Counts a failure; returns seconds to wait when this failure is over the limit. */
+  async recordFailure(ip: string): Promise<number | undefined> {
+    try {
+      await this.limiter.consume(ip);
+      return undefined;
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+      this.logger.error({ err }, 'auth failure throttle unavailable');
+      return undefined;
+    }
+  }
+}
