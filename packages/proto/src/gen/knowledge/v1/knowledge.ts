@@ -82,6 +82,20 @@ export interface CountEntriesResponse {
   count: number;
 }
 
+export interface EmbedRequest {
+  texts: string[];
+}
+
+export interface Embedding {
+  values: number[];
+}
+
+export interface EmbedResponse {
+  embeddings: Embedding[];
+  /** provider/model/dimensions, e.g. "hashed-v1/512". */
+  fingerprint: string;
+}
+
 function createBaseKbEntry(): KbEntry {
   return { id: "", question: "", answer: "", tags: [] };
 }
@@ -1065,6 +1079,243 @@ export const CountEntriesResponse: MessageFns<CountEntriesResponse> = {
   },
 };
 
+function createBaseEmbedRequest(): EmbedRequest {
+  return { texts: [] };
+}
+
+export const EmbedRequest: MessageFns<EmbedRequest> = {
+  encode(message: EmbedRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.texts) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EmbedRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEmbedRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.texts.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EmbedRequest {
+    return { texts: globalThis.Array.isArray(object?.texts) ? object.texts.map((e: any) => globalThis.String(e)) : [] };
+  },
+
+  toJSON(message: EmbedRequest): unknown {
+    const obj: any = {};
+    if (message.texts?.length) {
+      obj.texts = message.texts;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EmbedRequest>, I>>(base?: I): EmbedRequest {
+    return EmbedRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EmbedRequest>, I>>(object: I): EmbedRequest {
+    const message = createBaseEmbedRequest();
+    message.texts = object.texts?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseEmbedding(): Embedding {
+  return { values: [] };
+}
+
+export const Embedding: MessageFns<Embedding> = {
+  encode(message: Embedding, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.values.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.values) {
+        writer.float(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Embedding {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEmbedding();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 13) {
+              message.values.push(reader.float());
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.values.push(reader.float());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Embedding {
+    return {
+      values: globalThis.Array.isArray(object?.values) ? object.values.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: Embedding): unknown {
+    const obj: any = {};
+    if (message.values?.length) {
+      obj.values = message.values.map((e) => floatToJson(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Embedding>, I>>(base?: I): Embedding {
+    return Embedding.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Embedding>, I>>(object: I): Embedding {
+    const message = createBaseEmbedding();
+    message.values = object.values?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseEmbedResponse(): EmbedResponse {
+  return { embeddings: [], fingerprint: "" };
+}
+
+export const EmbedResponse: MessageFns<EmbedResponse> = {
+  encode(message: EmbedResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.embeddings) {
+      Embedding.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(18).string(message.fingerprint);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EmbedResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEmbedResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.embeddings.push(Embedding.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EmbedResponse {
+    return {
+      embeddings: globalThis.Array.isArray(object?.embeddings)
+        ? object.embeddings.map((e: any) => Embedding.fromJSON(e))
+        : [],
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+    };
+  },
+
+  toJSON(message: EmbedResponse): unknown {
+    const obj: any = {};
+    if (message.embeddings?.length) {
+      obj.embeddings = message.embeddings.map((e) => Embedding.toJSON(e));
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EmbedResponse>, I>>(base?: I): EmbedResponse {
+    return EmbedResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EmbedResponse>, I>>(object: I): EmbedResponse {
+    const message = createBaseEmbedResponse();
+    message.embeddings = object.embeddings?.map((e) => Embedding.fromPartial(e)) || [];
+    message.fingerprint = object.fingerprint ?? "";
+    return message;
+  },
+};
+
 export type KnowledgeServiceService = typeof KnowledgeServiceService;
 export const KnowledgeServiceService = {
   /** Most relevant first; scores normalised to [0,1], ties by entry id. */
@@ -1190,6 +1441,54 @@ export const KnowledgeServiceClient = makeGenericClientConstructor(
 ) as unknown as {
   new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): KnowledgeServiceClient;
   service: typeof KnowledgeServiceService;
+  serviceName: string;
+};
+
+/**
+ * The knowledge service's embeddings provider, shared over gRPC so other services
+ * (digest topic clustering) embed text exactly as the KB index does.
+ */
+export type EmbeddingsServiceService = typeof EmbeddingsServiceService;
+export const EmbeddingsServiceService = {
+  embed: {
+    path: "/supportagent.knowledge.v1.EmbeddingsService/Embed" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EmbedRequest): Buffer => Buffer.from(EmbedRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EmbedRequest => EmbedRequest.decode(value),
+    responseSerialize: (value: EmbedResponse): Buffer => Buffer.from(EmbedResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EmbedResponse => EmbedResponse.decode(value),
+  },
+} as const;
+
+export interface EmbeddingsServiceServer extends UntypedServiceImplementation {
+  embed: handleUnaryCall<EmbedRequest, EmbedResponse>;
+}
+
+export interface EmbeddingsServiceClient extends Client {
+  embed(
+    request: EmbedRequest,
+    callback: (error: ServiceError | null, response: EmbedResponse) => void,
+  ): ClientUnaryCall;
+  embed(
+    request: EmbedRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EmbedResponse) => void,
+  ): ClientUnaryCall;
+  embed(
+    request: EmbedRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EmbedResponse) => void,
+  ): ClientUnaryCall;
+}
+
+export const EmbeddingsServiceClient = makeGenericClientConstructor(
+  EmbeddingsServiceService,
+  "supportagent.knowledge.v1.EmbeddingsService",
+) as unknown as {
+  new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): EmbeddingsServiceClient;
+  service: typeof EmbeddingsServiceService;
   serviceName: string;
 };
 
