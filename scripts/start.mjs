@@ -41,7 +41,9 @@ function launch(name, attempt = 0) {
   });
 }
 
-const available = SERVICES.filter((name) => existsSync(resolve(root, 'services', name, 'dist/main.js')));
+const available = SERVICES.filter((name) =>
+  existsSync(resolve(root, 'services', name, 'dist/main.js')),
+);
 const backends = ['MYSQL_URL', 'REDIS_URL', 'NATS_URL', 'QDRANT_URL'].filter((k) => process.env[k]);
 console.error(
   `[start] services: ${available.join(', ')}; data: ${env.DATA_DIR}; ` +

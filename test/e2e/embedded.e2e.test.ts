@@ -24,12 +24,21 @@ after(async () => {
 test('when running embedded, then create, idempotent replay, list and paging work like the real backends', async () => {
   const created: number[] = [];
   for (let i = 0; i < 25; i++) {
-    const res = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key, body: { content: `embedded ${i}` } });
+    const res = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
+      key,
+      body: { content: `embedded ${i}` },
+    });
     assert.equal(res.status, 201);
     created.push(res.json.ticket_id);
   }
   const replies = await Promise.all(
-    Array.from({ length: 20 }, () => api(stack.baseUrl(), 'POST', '/api/agent/tickets', { key, body: { content: 'once' }, headers: { 'Idempotency-Key': 'emb-1' } })),
+    Array.from({ length: 20 }, () =>
+      api(stack.baseUrl(), 'POST', '/api/agent/tickets', {
+        key,
+        body: { content: 'once' },
+        headers: { 'Idempotency-Key': 'emb-1' },
+      }),
+    ),
   );
   assert.equal(new Set(replies.map((r) => r.json.ticket_id)).size, 1);
   assert.equal(replies.filter((r) => r.json.duplicate).length, 19);
@@ -54,14 +63,21 @@ test('when the embedded services restart, then tickets, keys and idempotency are
   const after = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?limit=20', { key });
   assert.equal(after.status, 200, 'the key survived the restart');
   assert.equal(after.text, before.text);
-  const replay = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key, body: { content: 'again' }, headers: { 'Idempotency-Key': 'emb-1' } });
+  const replay = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
+    key,
+    body: { content: 'again' },
+    headers: { 'Idempotency-Key': 'emb-1' },
+  });
   assert.equal(replay.json.duplicate, true);
 });
 
 test('when running embedded, then ticket events are recorded in the embedded stream exactly once', async () => {
   const file = join(stack.options.dir, 'data', 'events', 'tickets.jsonl');
   assert.ok(existsSync(file));
-  const events = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; type: string; ticket_id: number });
+  const events = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { id: string; type: string; ticket_id: number });
   const created = events.filter((e) => e.type === 'tickets.created');
   assert.equal(new Set(created.map((e) => e.id)).size, created.length);
   assert.equal(new Set(created.map((e) => e.ticket_id)).size, created.length);
@@ -71,9 +87,15 @@ test('when running embedded, then ticket events are recorded in the embedded str
 test('when running embedded, then auth and validation errors follow the same contract', async () => {
   const noKey = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets');
   assert.equal(noKey.status, 401);
-  const scope = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key: readOnly, body: { content: 'x' } });
+  const scope = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
+    key: readOnly,
+    body: { content: 'x' },
+  });
   assert.equal(scope.status, 403);
-  const tooLong = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key, body: { content: 'x'.repeat(4001) } });
+  const tooLong = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
+    key,
+    body: { content: 'x'.repeat(4001) },
+  });
   assert.equal(tooLong.status, 400);
   assert.equal(tooLong.json.error.param, 'content');
 });

@@ -20,7 +20,12 @@ before(async () => {
   db = await createTestDatabase('e2e_events');
   // A NATS server of this test's own, so stopping it affects nobody else.
   nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({ dir, mysqlUrl: db.url, redisUrl: requireEnv('TEST_REDIS_URL'), natsUrl: nats.url }).start();
+  stack = await new Stack({
+    dir,
+    mysqlUrl: db.url,
+    redisUrl: requireEnv('TEST_REDIS_URL'),
+    natsUrl: nats.url,
+  }).start();
   key = await stack.orgWithKey('events');
 });
 
@@ -42,7 +47,15 @@ async function createdEventsByTicket(): Promise<Map<number, number>> {
 
 test('when tickets are created, then each has exactly one tickets.created event with the envelope of DESIGN.md', async () => {
   const ids: number[] = [];
-  for (let i = 0; i < 10; i++) ids.push((await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key, body: { content: `event ${i}` } })).json.ticket_id);
+  for (let i = 0; i < 10; i++)
+    ids.push(
+      (
+        await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
+          key,
+          body: { content: `event ${i}` },
+        })
+      ).json.ticket_id,
+    );
   await waitFor(async () => {
     const counts = await createdEventsByTicket();
     return ids.every((id) => counts.has(id));
@@ -61,31 +74,54 @@ test('when NATS is down during creation and comes back, then the outbox delivers
   await nats.stop();
   const ids: number[] = [];
   for (let i = 0; i < 20; i++) {
-    const res = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key, body: { content: `while down ${i}` }, headers: { 'Idempotency-Key': `down-${i}` } });
+    const res = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
+      key,
+      body: { content: `while down ${i}` },
+      headers: { 'Idempotency-Key': `down-${i}` },
+    });
     assert.equal(res.status, 201, 'creation does not depend on NATS');
     ids.push(res.json.ticket_id);
   }
   // Retries of the same keys while NATS is down create nothing new.
   for (let i = 0; i < 5; i++) {
-    const res = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key, body: { content: 'retry' }, headers: { 'Idempotency-Key': `down-${i}` } });
+    const res = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
+      key,
+      body: { content: 'retry' },
+      headers: { 'Idempotency-Key': `down-${i}` },
+    });
     assert.equal(res.json.duplicate, true);
   }
   await nats.restart();
-  await waitFor(async () => {
-    const counts = await createdEventsByTicket();
-    return ids.every((id) => counts.get(id) === 1);
-  }, 30_000, () => 'not every ticket created while NATS was down reached the stream');
+  await waitFor(
+    async () => {
+      const counts = await createdEventsByTicket();
+      return ids.every((id) => counts.get(id) === 1);
+    },
+    30_000,
+    () => 'not every ticket created while NATS was down reached the stream',
+  );
   // Give the relay a moment to (wrongly) publish anything twice, then check exactly-once.
   await new Promise((r) => setTimeout(r, 1_000));
   const counts = await createdEventsByTicket();
   for (const id of ids) assert.equal(counts.get(id), 1, `ticket ${id}`);
-  assert.ok([...counts.values()].every((n) => n === 1), 'no ticket has two created events');
+  assert.ok(
+    [...counts.values()].every((n) => n === 1),
+    'no ticket has two created events',
+  );
 });
 
 test('when the tickets service is killed and restarted, then pending events are still delivered once', async () => {
   await nats.stop();
   const ids: number[] = [];
-  for (let i = 0; i < 5; i++) ids.push((await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key, body: { content: `crash ${i}` } })).json.ticket_id);
+  for (let i = 0; i < 5; i++)
+    ids.push(
+      (
+        await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
+          key,
+          body: { content: `crash ${i}` },
+        })
+      ).json.ticket_id,
+    );
   await stack.tickets.stop('SIGKILL');
   await nats.restart();
   stack.tickets.start();

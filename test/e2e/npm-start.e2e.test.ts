@@ -13,7 +13,9 @@ const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 const dataDir = mkdtempSync(join(tmpdir(), 'e2e-npm-start-'));
 let child: ChildProcess | undefined;
 
-async function launch(env: Record<string, string>): Promise<{ output: () => string; stop: () => Promise<number | null> }> {
+async function launch(
+  env: Record<string, string>,
+): Promise<{ output: () => string; stop: () => Promise<number | null> }> {
   let output = '';
   child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs')], {
     cwd: ROOT,
@@ -49,16 +51,33 @@ test('when npm start runs on a fresh machine, then the demo key works and surviv
   const base = `http://127.0.0.1:${port}`;
   const first = await launch(env);
   const keyPattern = /sak_live_[0-9A-Za-z]{38}/;
-  await waitFor(() => keyPattern.test(first.output()), 60_000, () => `no demo key printed:\n${first.output()}`);
+  await waitFor(
+    () => keyPattern.test(first.output()),
+    60_000,
+    () => `no demo key printed:\n${first.output()}`,
+  );
   const key = first.output().match(keyPattern)![0];
-  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 30_000);
-  const created = await api(base, 'POST', '/api/v1/agent/tickets', { key, body: { content: 'hello from the demo' } });
+  await waitFor(
+    async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200,
+    30_000,
+  );
+  const created = await api(base, 'POST', '/api/v1/agent/tickets', {
+    key,
+    body: { content: 'hello from the demo' },
+  });
   assert.equal(created.status, 201);
-  assert.ok(existsSync(join(dataDir, 'admin-token')), 'the generated admin token is saved for the CLI');
+  assert.ok(
+    existsSync(join(dataDir, 'admin-token')),
+    'the generated admin token is saved for the CLI',
+  );
   assert.equal(await first.stop(), 0, 'the launcher exits cleanly on SIGTERM');
 
   const second = await launch(env);
-  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 60_000, () => second.output());
+  await waitFor(
+    async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200,
+    60_000,
+    () => second.output(),
+  );
   const list = await api(base, 'GET', '/api/v1/agent/tickets', { key });
   assert.equal(list.status, 200);
   assert.equal(list.json.tickets[0].content, 'hello from the demo');

@@ -43,13 +43,24 @@ const create = (key: string, body: Record<string, unknown>, headers: Record<stri
 describe('create ticket', () => {
   test('when a ticket is created, then it is listed open, medium, uncategorised, with an RFC 3339 ms timestamp', async () => {
     const key = await stack.orgWithKey('create-basic');
-    const res = await create(key, { content: '  How do I reset my password?  ', authorName: 'ana' });
+    const res = await create(key, {
+      content: '  How do I reset my password?  ',
+      authorName: 'ana',
+    });
     assert.equal(res.status, 201);
     assert.equal(res.json.duplicate, false);
     assert.equal(typeof res.json.ticket_id, 'number');
     const list = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets', { key });
     assert.equal(list.status, 200);
-    assert.deepEqual(Object.keys(list.json.tickets[0]).sort(), ['ai_summary', 'category', 'content', 'created_at', 'id', 'priority', 'status']);
+    assert.deepEqual(Object.keys(list.json.tickets[0]).sort(), [
+      'ai_summary',
+      'category',
+      'content',
+      'created_at',
+      'id',
+      'priority',
+      'status',
+    ]);
     const t = list.json.tickets[0];
     assert.equal(t.id, res.json.ticket_id);
     assert.equal(t.content, '  How do I reset my password?  ', 'content is stored verbatim');
@@ -64,7 +75,11 @@ describe('create ticket', () => {
   test('when 50 concurrent POSTs share one Idempotency-Key, then exactly one ticket exists and 49 are duplicates', async () => {
     const key = await stack.orgWithKey('idem-concurrent');
     const fire = () =>
-      Promise.all(Array.from({ length: 50 }, (_, i) => create(key, { content: `attempt ${i}` }, { 'Idempotency-Key': 'order-42' })));
+      Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          create(key, { content: `attempt ${i}` }, { 'Idempotency-Key': 'order-42' }),
+        ),
+      );
     const first = await fire();
     assert.deepEqual(new Set(first.map((r) => r.status)), new Set([201]));
     const ids = new Set(first.map((r) => r.json.ticket_id));
@@ -86,9 +101,13 @@ describe('create ticket', () => {
   test('when Redis is flushed between two concurrent bursts of a new key, then still one ticket', async () => {
     const key = await stack.orgWithKey('idem-flush');
     const redis = new Redis(requireEnv('TEST_REDIS_URL'));
-    const burst = Array.from({ length: 25 }, () => create(key, { content: 'flush race' }, { 'Idempotency-Key': '"sf-string"' }));
+    const burst = Array.from({ length: 25 }, () =>
+      create(key, { content: 'flush race' }, { 'Idempotency-Key': '"sf-string"' }),
+    );
     await redis.flushall();
-    const more = Array.from({ length: 25 }, () => create(key, { content: 'flush race', idempotencyKey: 'sf-string' }));
+    const more = Array.from({ length: 25 }, () =>
+      create(key, { content: 'flush race', idempotencyKey: 'sf-string' }),
+    );
     const all = await Promise.all([...burst, ...more]);
     await redis.quit();
     assert.equal(new Set(all.map((r) => r.json.ticket_id)).size, 1);
@@ -98,8 +117,16 @@ describe('create ticket', () => {
 
   test('when header and body carry different idempotency keys, then the header wins', async () => {
     const key = await stack.orgWithKey('idem-header');
-    const a = await create(key, { content: 'a', idempotencyKey: 'body-key' }, { 'Idempotency-Key': 'header-key' });
-    const b = await create(key, { content: 'b', idempotencyKey: 'other-body-key' }, { 'Idempotency-Key': 'header-key' });
+    const a = await create(
+      key,
+      { content: 'a', idempotencyKey: 'body-key' },
+      { 'Idempotency-Key': 'header-key' },
+    );
+    const b = await create(
+      key,
+      { content: 'b', idempotencyKey: 'other-body-key' },
+      { 'Idempotency-Key': 'header-key' },
+    );
     assert.equal(b.json.ticket_id, a.json.ticket_id);
     assert.equal(b.json.duplicate, true);
     // The body key of the first call was not used.
@@ -123,7 +150,8 @@ describe('list tickets', () => {
   test('when paging 55 tickets with limit=20 while new ones arrive, then 20, 20, 15, newest first, no duplicates or gaps', async () => {
     const key = await stack.orgWithKey('paging');
     const created: number[] = [];
-    for (let i = 0; i < 55; i++) created.push((await create(key, { content: `ticket ${i}` })).json.ticket_id);
+    for (let i = 0; i < 55; i++)
+      created.push((await create(key, { content: `ticket ${i}` })).json.ticket_id);
     const seen: number[] = [];
     const sizes: number[] = [];
     let cursor: string | null = null;
@@ -136,7 +164,11 @@ describe('list tickets', () => {
       seen.push(...res.json.tickets.map((t: { id: number }) => t.id));
       for (let i = 1; i < res.json.tickets.length; i++) {
         const [prev, cur] = [res.json.tickets[i - 1], res.json.tickets[i]];
-        assert.ok(prev.created_at > cur.created_at || (prev.created_at === cur.created_at && prev.id > cur.id), 'newest first');
+        assert.ok(
+          prev.created_at > cur.created_at ||
+            (prev.created_at === cur.created_at && prev.id > cur.id),
+          'newest first',
+        );
       }
       cursor = res.json.next_cursor;
       // New tickets between pages must not shift later pages.
@@ -154,15 +186,35 @@ describe('list tickets', () => {
     const cursor: string = first.json.next_cursor;
     assert.equal(typeof cursor, 'string');
     const flipped = cursor.slice(0, -2) + (cursor.at(-2) === 'A' ? 'B' : 'A') + cursor.at(-1);
-    for (const bad of [flipped, 'garbage', cursor + 'x', Buffer.from('{"id":1}').toString('base64url')]) {
-      const res = await api(stack.baseUrl(), 'GET', `/api/v1/agent/tickets?cursor=${encodeURIComponent(bad)}`, { key });
+    for (const bad of [
+      flipped,
+      'garbage',
+      cursor + 'x',
+      Buffer.from('{"id":1}').toString('base64url'),
+    ]) {
+      const res = await api(
+        stack.baseUrl(),
+        'GET',
+        `/api/v1/agent/tickets?cursor=${encodeURIComponent(bad)}`,
+        { key },
+      );
       assert.equal(res.status, 400, bad);
       assert.equal(res.json.error.code, 'invalid_cursor');
     }
-    const replay = await api(stack.baseUrl(), 'GET', `/api/v1/agent/tickets?cursor=${encodeURIComponent(cursor)}`, { key: other });
+    const replay = await api(
+      stack.baseUrl(),
+      'GET',
+      `/api/v1/agent/tickets?cursor=${encodeURIComponent(cursor)}`,
+      { key: other },
+    );
     assert.equal(replay.status, 400);
     assert.equal(replay.json.error.code, 'invalid_cursor');
-    const good = await api(stack.baseUrl(), 'GET', `/api/v1/agent/tickets?limit=1&cursor=${encodeURIComponent(cursor)}`, { key });
+    const good = await api(
+      stack.baseUrl(),
+      'GET',
+      `/api/v1/agent/tickets?limit=1&cursor=${encodeURIComponent(cursor)}`,
+      { key },
+    );
     assert.equal(good.status, 200);
   });
 
@@ -170,16 +222,46 @@ describe('list tickets', () => {
     const key = await stack.orgWithKey('filters');
     const ids: number[] = [];
     for (let i = 0; i < 4; i++) ids.push((await create(key, { content: `f${i}` })).json.ticket_id);
-    await stack.admin('PATCH', `/admin/v1/orgs/filters/tickets/${ids[0]}`, { status: 'in_progress' });
-    await stack.admin('PATCH', `/admin/v1/orgs/filters/tickets/${ids[1]}`, { status: 'in_progress' });
+    await stack.admin('PATCH', `/admin/v1/orgs/filters/tickets/${ids[0]}`, {
+      status: 'in_progress',
+    });
+    await stack.admin('PATCH', `/admin/v1/orgs/filters/tickets/${ids[1]}`, {
+      status: 'in_progress',
+    });
     await stack.admin('PATCH', `/admin/v1/orgs/filters/tickets/${ids[1]}`, { status: 'resolved' });
-    const inProgress = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?status=in_progress', { key });
-    assert.deepEqual(inProgress.json.tickets.map((t: { id: number }) => t.id), [ids[0]]);
-    const both = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?status=open&priority=medium', { key });
-    assert.deepEqual(both.json.tickets.map((t: { id: number }) => t.id), [ids[3], ids[2]]);
-    const none = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?status=open&priority=high', { key });
+    const inProgress = await api(
+      stack.baseUrl(),
+      'GET',
+      '/api/v1/agent/tickets?status=in_progress',
+      { key },
+    );
+    assert.deepEqual(
+      inProgress.json.tickets.map((t: { id: number }) => t.id),
+      [ids[0]],
+    );
+    const both = await api(
+      stack.baseUrl(),
+      'GET',
+      '/api/v1/agent/tickets?status=open&priority=medium',
+      { key },
+    );
+    assert.deepEqual(
+      both.json.tickets.map((t: { id: number }) => t.id),
+      [ids[3], ids[2]],
+    );
+    const none = await api(
+      stack.baseUrl(),
+      'GET',
+      '/api/v1/agent/tickets?status=open&priority=high',
+      { key },
+    );
     assert.deepEqual(none.json.tickets, []);
-    const cat = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?status=open&category=bug', { key });
+    const cat = await api(
+      stack.baseUrl(),
+      'GET',
+      '/api/v1/agent/tickets?status=open&category=bug',
+      { key },
+    );
     assert.deepEqual(cat.json.tickets, []);
   });
 
@@ -194,8 +276,12 @@ describe('list tickets', () => {
     const lb = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?limit=20', { key: b });
     assert.equal(la.json.tickets.length, 5);
     assert.equal(lb.json.tickets.length, 5);
-    assert.ok(la.json.tickets.every((t: { content: string }) => t.content.startsWith('secret of A')));
-    assert.ok(lb.json.tickets.every((t: { content: string }) => t.content.startsWith('secret of B')));
+    assert.ok(
+      la.json.tickets.every((t: { content: string }) => t.content.startsWith('secret of A')),
+    );
+    assert.ok(
+      lb.json.tickets.every((t: { content: string }) => t.content.startsWith('secret of B')),
+    );
     assert.ok(!la.text.includes('secret of B'));
   });
 
@@ -210,10 +296,19 @@ describe('list tickets', () => {
     assert.equal(bad.status, 409);
     assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'conflict');
     for (const status of ['in_progress', 'resolved', 'open', 'duplicate']) {
-      const t = await stack.admin<{ status: string }>('PATCH', `/admin/v1/orgs/transitions/tickets/${id}`, { status });
+      const t = await stack.admin<{ status: string }>(
+        'PATCH',
+        `/admin/v1/orgs/transitions/tickets/${id}`,
+        { status },
+      );
       assert.equal(t.status, status);
     }
-    const list = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?status=duplicate', { key });
-    assert.deepEqual(list.json.tickets.map((t: { id: number }) => t.id), [id]);
+    const list = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?status=duplicate', {
+      key,
+    });
+    assert.deepEqual(
+      list.json.tickets.map((t: { id: number }) => t.id),
+      [id],
+    );
   });
 });

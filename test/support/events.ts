@@ -10,7 +10,10 @@ export interface EventEnvelope {
 }
 
 /** Reads every message stored in a JetStream stream, in sequence order. */
-export async function readStream(natsUrl: string, stream = 'TICKETS'): Promise<Array<{ subject: string; msgId: string | undefined; event: EventEnvelope }>> {
+export async function readStream(
+  natsUrl: string,
+  stream = 'TICKETS',
+): Promise<Array<{ subject: string; msgId: string | undefined; event: EventEnvelope }>> {
   const nc = await connect({ servers: natsUrl, timeout: 5_000 });
   try {
     const jsm = await nc.jetstreamManager();
@@ -21,10 +24,18 @@ export async function readStream(natsUrl: string, stream = 'TICKETS'): Promise<A
       return [];
     }
     const out: Array<{ subject: string; msgId: string | undefined; event: EventEnvelope }> = [];
-    for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+    for (
+      let seq = info.state.first_seq;
+      seq <= info.state.last_seq && info.state.messages > 0;
+      seq++
+    ) {
       try {
         const m = await jsm.streams.getMessage(stream, { seq });
-        out.push({ subject: m.subject, msgId: m.header?.get('Nats-Msg-Id') || undefined, event: m.json<EventEnvelope>() });
+        out.push({
+          subject: m.subject,
+          msgId: m.header?.get('Nats-Msg-Id') || undefined,
+          event: m.json<EventEnvelope>(),
+        });
       } catch {
         // deleted sequence
       }

@@ -104,14 +104,20 @@ export class Stack {
     if (this.options.mysqlUrl) env.MYSQL_URL = this.options.mysqlUrl;
     if (this.options.redisUrl) env.REDIS_URL = this.options.redisUrl;
     if (this.options.natsUrl) env.NATS_URL = this.options.natsUrl;
-    if (!this.options.mysqlUrl || !this.options.redisUrl || !this.options.natsUrl) env.EMBEDDED = 'true';
+    if (!this.options.mysqlUrl || !this.options.redisUrl || !this.options.natsUrl)
+      env.EMBEDDED = 'true';
     return { ...env, ...this.options.env };
   }
 
   async start(): Promise<this> {
     const logDir = join(this.options.dir, 'logs');
     this.ticketsAddr = `127.0.0.1:${await freePort()}`;
-    this.tickets = new ServiceProcess('tickets', 'tickets', { ...this.backendEnv(), TICKETS_ADDR: this.ticketsAddr }, logDir);
+    this.tickets = new ServiceProcess(
+      'tickets',
+      'tickets',
+      { ...this.backendEnv(), TICKETS_ADDR: this.ticketsAddr },
+      logDir,
+    );
     this.tickets.start();
     await this.waitForTickets();
     const count = this.options.gateways ?? 1;
@@ -120,15 +126,20 @@ export class Stack {
       const adminPort = await freePort();
       this.gatewayPorts.push(port);
       this.adminPorts.push(adminPort);
-      const gw = new ServiceProcess(`gateway-${i}`, 'gateway', {
-        ...this.backendEnv(),
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        ADMIN_PORT: String(adminPort),
-        ADMIN_TOKEN: this.adminToken,
-        TICKETS_ADDR: this.ticketsAddr,
-        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      }, logDir);
+      const gw = new ServiceProcess(
+        `gateway-${i}`,
+        'gateway',
+        {
+          ...this.backendEnv(),
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          ADMIN_PORT: String(adminPort),
+          ADMIN_TOKEN: this.adminToken,
+          TICKETS_ADDR: this.ticketsAddr,
+          PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+        },
+        logDir,
+      );
       this.gateways.push(gw);
       gw.start();
     }
@@ -137,7 +148,11 @@ export class Stack {
   }
 
   async waitForTickets(timeoutMs = 30_000): Promise<void> {
-    await waitFor(() => checkHealth(this.ticketsAddr), timeoutMs, () => `tickets not healthy:\n${tail(this.tickets.logs())}`);
+    await waitFor(
+      () => checkHealth(this.ticketsAddr),
+      timeoutMs,
+      () => `tickets not healthy:\n${tail(this.tickets.logs())}`,
+    );
   }
 
   async waitForGateway(i: number, timeoutMs = 30_000): Promise<void> {
@@ -180,7 +195,11 @@ export class Stack {
   }
 
   /** Creates an organization and a key with the given scopes; returns the key. */
-  async orgWithKey(orgId: string, scopes: string[] = ALL_SCOPES, settings?: Record<string, number>): Promise<string> {
+  async orgWithKey(
+    orgId: string,
+    scopes: string[] = ALL_SCOPES,
+    settings?: Record<string, number>,
+  ): Promise<string> {
     await this.admin('POST', '/admin/v1/orgs', { id: orgId, name: `Org ${orgId}` });
     if (settings) await this.admin('PATCH', `/admin/v1/orgs/${orgId}/settings`, settings);
     return this.keyFor(orgId, scopes);
@@ -190,8 +209,14 @@ export class Stack {
     return (await this.createKey(orgId, scopes)).key;
   }
 
-  async createKey(orgId: string, scopes: string[] = ALL_SCOPES): Promise<{ id: string; key: string }> {
-    return this.admin<{ id: string; key: string }>('POST', `/admin/v1/orgs/${orgId}/keys`, { name: 'test', scopes });
+  async createKey(
+    orgId: string,
+    scopes: string[] = ALL_SCOPES,
+  ): Promise<{ id: string; key: string }> {
+    return this.admin<{ id: string; key: string }>('POST', `/admin/v1/orgs/${orgId}/keys`, {
+      name: 'test',
+      scopes,
+    });
   }
 
   async stop(): Promise<void> {
@@ -229,7 +254,12 @@ export async function api(
   baseUrl: string,
   method: string,
   path: string,
-  options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  options: {
+    key?: string;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<{ status: number; headers: Headers; text: string; json: any }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
@@ -239,7 +269,11 @@ export async function api(
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body }),
+  });
   const text = await res.text();
   let json: any;
   try {

@@ -91,14 +91,22 @@ export async function startGrpcServer(options: {
   const known = new Set(['', ...options.services.map((s) => serviceName(s.definition))]);
 
   server.addService(HealthService, {
-    check: (call: ServerUnaryCall<health.HealthCheckRequest, health.HealthCheckResponse>, cb: sendUnaryData<health.HealthCheckResponse>) => {
+    check: (
+      call: ServerUnaryCall<health.HealthCheckRequest, health.HealthCheckResponse>,
+      cb: sendUnaryData<health.HealthCheckResponse>,
+    ) => {
       if (!known.has(call.request.service)) {
         cb({ code: 5, details: 'unknown service' } as ServiceError);
         return;
       }
       cb(null, { status: statusOf() });
     },
-    watch: (call: import('@grpc/grpc-js').ServerWritableStream<health.HealthCheckRequest, health.HealthCheckResponse>) => {
+    watch: (
+      call: import('@grpc/grpc-js').ServerWritableStream<
+        health.HealthCheckRequest,
+        health.HealthCheckResponse
+      >,
+    ) => {
       const send = (status: number) => call.write({ status });
       send(known.has(call.request.service) ? statusOf() : ServingStatus.SERVICE_UNKNOWN);
       watchers.add(send);
@@ -108,8 +116,10 @@ export async function startGrpcServer(options: {
   for (const s of options.services) server.addService(s.definition, s.implementation);
 
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
+    server.bindAsync(
+      `${options.host}:${options.port}`,
+      ServerCredentials.createInsecure(),
+      (err, p) => (err ? reject(err) : resolve(p)),
     ),
   );
 
@@ -142,12 +152,16 @@ export async function startGrpcServer(options: {
 function serviceName(definition: ServiceDefinition): string {
   const first = Object.values(definition)[0];
   // Paths look like "/package.Service/Method".
-  return first ? first.path.split('/')[1] ?? '' : '';
+  return first ? (first.path.split('/')[1] ?? '') : '';
 }
 
 /** Creates a client for a generated ts-proto client constructor with shared channel options. */
 export function createGrpcClient<C>(
-  ClientCtor: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: ChannelOptions) => C,
+  ClientCtor: new (
+    address: string,
+    creds: ReturnType<typeof credentials.createInsecure>,
+    options?: ChannelOptions,
+  ) => C,
   address: string,
 ): C {
   return new ClientCtor(address, credentials.createInsecure(), CHANNEL_OPTIONS);
@@ -181,12 +195,18 @@ export function callUnary<Req, Res>(
   if (settings.requestId) metadata.set('x-request-id', settings.requestId);
   const deadline = new Date(Date.now() + (settings.timeoutMs ?? DEFAULT_DEADLINE_MS));
   return new Promise<Res>((resolve, reject) => {
-    method(request, metadata, { deadline }, (err, res) => (err ? reject(fromGrpcError(err)) : resolve(res)));
+    method(request, metadata, { deadline }, (err, res) =>
+      err ? reject(fromGrpcError(err)) : resolve(res),
+    );
   });
 }
 
 /** Asks a server's standard health service whether it is serving. */
-export async function checkHealth(address: string, service = '', timeoutMs = 1_000): Promise<boolean> {
+export async function checkHealth(
+  address: string,
+  service = '',
+  timeoutMs = 1_000,
+): Promise<boolean> {
   const client = createGrpcClient(health.HealthClient, address);
   try {
     const res = await callUnary(client.check.bind(client), { service }, { timeoutMs });

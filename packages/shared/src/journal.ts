@@ -1,4 +1,12 @@
-import { openSync, writeSync, fsyncSync, closeSync, readFileSync, existsSync, mkdirSync } from 'node:fs';
+import {
+  openSync,
+  writeSync,
+  fsyncSync,
+  closeSync,
+  readFileSync,
+  existsSync,
+  mkdirSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
 /**

@@ -23,7 +23,10 @@ export const REDACT_PATHS = [
 ];
 
 /** JSON logs on stdout, one logger per service. */
-export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
+export function createLogger(
+  service: string,
+  level: string = process.env.LOG_LEVEL ?? 'info',
+): Logger {
   return pino({
     level,
     base: { service },

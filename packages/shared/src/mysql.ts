@@ -56,7 +56,10 @@ export async function runMigrations(
       for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
         if (applied.has(m.version)) continue;
         for (const sql of m.statements) await conn.query(sql);
-        await conn.query(`INSERT INTO \`${table}\` (version, name) VALUES (?, ?)`, [m.version, m.name]);
+        await conn.query(`INSERT INTO \`${table}\` (version, name) VALUES (?, ?)`, [
+          m.version,
+          m.name,
+        ]);
         logger.info({ table, version: m.version, migration: m.name }, 'migration applied');
       }
     } finally {
@@ -68,14 +71,20 @@ export async function runMigrations(
 }
 
 /** Waits until the database answers, so a service started before MySQL retries instead of dying. */
-export async function waitForMysql(pool: Pool, url: string, logger: Logger, timeoutMs = 60_000): Promise<void> {
+export async function waitForMysql(
+  pool: Pool,
+  url: string,
+  logger: Logger,
+  timeoutMs = 60_000,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
       await pool.query('SELECT 1');
       return;
     } catch (err) {
-      if (Date.now() > until) throw new Error(`MySQL at ${redactUrl(url)} is unreachable: ${(err as Error).message}`);
+      if (Date.now() > until)
+        throw new Error(`MySQL at ${redactUrl(url)} is unreachable: ${(err as Error).message}`);
       logger.warn({ attempt, mysql: redactUrl(url) }, 'waiting for MySQL');
       await new Promise((r) => setTimeout(r, Math.min(2_000, 200 * attempt)));
     }

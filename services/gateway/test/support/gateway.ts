@@ -54,7 +54,7 @@ export interface HttpResult {
   status: number;
   headers: Headers;
   text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   json: any;
 }
 
