@@ -91,8 +91,8 @@ async function main(): Promise<void> {
   try {
     await stack.start();
     const unlimited = {
-      rate_limit_per_key_per_min: 100_000_000,
-      rate_limit_per_org_per_min: 100_000_000,
+      rate_limit_per_key_per_min: 1_000_000,
+      rate_limit_per_org_per_min: 1_000_000,
     };
     const key = await stack.orgWithKey('bench', undefined, unlimited);
     const base = stack.baseUrl();

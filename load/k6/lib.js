@@ -66,7 +66,7 @@ function backOffIf429(res) {
 function safeJson(res) {
   try {
     return res.json();
-  } catch (_e) {
+  } catch {
     return null;
   }
 }
