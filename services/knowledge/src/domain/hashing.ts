@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+
+/** 32-bit FNV-1a over UTF-16 code units, then murmur3's finaliser to spread the bits. */
+export function hash32(text: string, seed = 0x811c9dc5): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** Sparse-vector dimension of a term: a stable 32-bit hash, the same in every process. */
+export function termId(term: string): number {
+  return hash32(term);
+}
+
+/** Fixed namespace of this service's point ids (a random UUID, chosen once). */
+export const POINT_ID_NAMESPACE = '6f1d8e0a-3c2b-4f5e-9a7d-2b8c4e6f1a3d';
+
+/** RFC 4122 version-5 (SHA-1, name-based) UUID. */
+export function uuidV5(name: string, namespace: string = POINT_ID_NAMESPACE): string {
+  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  const bytes = createHash('sha1').update(ns).update(name, 'utf8').digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The point id of an organization's entry: the org is part of the name, so tenants never collide. */
+export function pointIdOf(orgId: string, entryId: string): string {
+  return uuidV5(`${orgId}:${entryId}`);
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}

@@ -1,0 +1,82 @@
+import { AppError, type Logger } from '@support-agent/shared';
+import type { EmbeddingProvider, KnowledgeIndex } from './ports.js';
+import { queryTerms, rankCandidates } from './scoring.js';
+import { validateLimit, validateOrgId, validateQuery } from './validation.js';
+
+/** What every use case of the service needs, wired once in server.ts. */
+export interface KnowledgeDeps {
+  index: KnowledgeIndex;
+  embeddings: EmbeddingProvider;
+  logger: Logger;
+  now: () => number;
+}
+
+export interface SearchInput {
+  orgId?: string;
+  query?: string;
+  limit?: number;
+}
+
+export interface SearchResult {
+  entryId: string;
+  question: string;
+  answer: string;
+  score: number;
+}
+
+/** Candidates rescored per query: enough that fusion order rarely hides a better entry. */
+export function candidateCount(limit: number): number {
+  return Math.min(100, Math.max(50, limit * 5));
+}
+
+/**
+ * Searches an organization's KB: hybrid candidates (lexical + dense) from the index,
+ * rescored with calibrated absolute scores, best first, ties by entry id. When the
+ * embedding provider is down the search degrades to lexical scoring instead of failing.
+ */
+export async function searchEntries(
+  deps: KnowledgeDeps,
+  input: SearchInput,
+): Promise<SearchResult[]> {
+  const orgId = validateOrgId(input.orgId);
+  const query = validateQuery(input.query);
+  const limit = validateLimit(input.limit);
+
+  const terms = queryTerms(query);
+  const dense = await embedQueryOrNull(deps.embeddings, query, deps.logger);
+  if (terms.length === 0 && dense === null) return [];
+
+  const set = await deps.index.candidates({ orgId, dense, terms, limit: candidateCount(limit) });
+  if (set.candidates.length === 0) return [];
+  return rankCandidates({ terms, dense }, set, deps.embeddings.cosineRange, limit).map(
+    ({ candidate, score }) => ({
+      entryId: candidate.entry.id,
+      question: candidate.entry.question,
+      answer: candidate.entry.answer,
+      score,
+    }),
+  );
+}
+
+async function embedQueryOrNull(
+  embeddings: EmbeddingProvider,
+  query: string,
+  logger: Logger,
+): Promise<Float32Array | null> {
+  try {
+    const v = await embeddings.embedQuery(query);
+    return isZero(v) ? null : v;
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'service_unavailable') {
+      logger.warn({ err: err.message }, 'query embedding unavailable: lexical-only search');
+      return null;
+    }
+    throw err;
+  }
+}
+
+/** A text of stop words only embeds to zero, which has no direction to compare. */
+export function isZero(v: Float32Array): boolean {
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) return false;
+  return true;
+}

@@ -1,0 +1,89 @@
+import { requestIdOf, unaryHandler } from '@support-agent/shared';
+import type { knowledge } from '@support-agent/proto';
+import { embedTexts } from '../../domain/embed.js';
+import { searchEntries, type KnowledgeDeps } from '../../domain/search.js';
+import { countEntries, deleteEntries, upsertEntries } from '../../domain/upsert.js';
+
+/** gRPC KnowledgeService: thin mapping between proto messages and the use cases. */
+export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServiceServer {
+  const { logger } = deps;
+  return {
+    search: unaryHandler<knowledge.SearchRequest, knowledge.SearchResponse>(
+      logger,
+      'Search',
+      async (req, call) => {
+        const started = performance.now();
+        const results = await searchEntries(deps, {
+          orgId: req.orgId,
+          query: req.query,
+          limit: req.limit,
+        });
+        logger.debug(
+          {
+            requestId: requestIdOf(call),
+            orgId: req.orgId,
+            results: results.length,
+            topScore: results[0]?.score,
+            ms: Math.round(performance.now() - started),
+          },
+          'kb search',
+        );
+        return { results };
+      },
+    ),
+
+    upsertEntries: unaryHandler<knowledge.UpsertEntriesRequest, knowledge.UpsertEntriesResponse>(
+      logger,
+      'UpsertEntries',
+      async (req, call) => {
+        const outcome = await upsertEntries(deps, req.orgId, req.entries);
+        logger.info(
+          {
+            requestId: requestIdOf(call),
+            orgId: req.orgId,
+            inserted: outcome.inserted,
+            updated: outcome.updated,
+            failed: outcome.failed.length,
+          },
+          'kb entries upserted',
+        );
+        return outcome;
+      },
+    ),
+
+    deleteEntries: unaryHandler<knowledge.DeleteEntriesRequest, knowledge.DeleteEntriesResponse>(
+      logger,
+      'DeleteEntries',
+      async (req, call) => {
+        const deleted = await deleteEntries(deps, req.orgId, req.ids);
+        logger.info(
+          { requestId: requestIdOf(call), orgId: req.orgId, deleted },
+          'kb entries deleted',
+        );
+        return { deleted };
+      },
+    ),
+
+    countEntries: unaryHandler<knowledge.CountEntriesRequest, knowledge.CountEntriesResponse>(
+      logger,
+      'CountEntries',
+      async (req) => ({ count: await countEntries(deps, req.orgId) }),
+    ),
+  };
+}
+
+/** gRPC EmbeddingsService: the index's embedding provider, for other services. */
+export function embeddingsHandlers(
+  deps: Pick<KnowledgeDeps, 'embeddings' | 'logger'>,
+): knowledge.EmbeddingsServiceServer {
+  return {
+    embed: unaryHandler<knowledge.EmbedRequest, knowledge.EmbedResponse>(
+      deps.logger,
+      'Embed',
+      async (req) => {
+        const { vectors, fingerprint } = await embedTexts(deps, req.texts);
+        return { embeddings: vectors.map((v) => ({ values: Array.from(v) })), fingerprint };
+      },
+    ),
+  };
+}

@@ -1,0 +1,78 @@
+import { createLogger, startGrpcServer, type Logger } from '@support-agent/shared';
+import { knowledge } from '@support-agent/proto';
+import { assertRunnable, type KnowledgeConfig } from './config.js';
+import { createBackend } from './composition.js';
+import { fingerprintKey } from './domain/fingerprint.js';
+import type { KnowledgeDeps } from './domain/search.js';
+import { embeddingsHandlers, knowledgeHandlers } from './entry-points/grpc/knowledge-handlers.js';
+
+export interface KnowledgeServer {
+  /** The bound gRPC port (useful with port 0). */
+  port: number;
+  /** The collection in use; its name carries the embedding fingerprint. */
+  collection: string;
+  /** Fails health, drains in-flight calls, then closes the index. */
+  stop(): Promise<void>;
+}
+
+/** Starts the knowledge service: adapters from config, collection ensured, gRPC + health. */
+export async function start(
+  config: KnowledgeConfig,
+  logger: Logger = createLogger('knowledge', config.logLevel),
+): Promise<KnowledgeServer> {
+  assertRunnable(config);
+  const backend = await createBackend(config, logger);
+  const { index, embeddings, catalog } = backend;
+  await index.init();
+
+  const others = (await catalog.list()).filter((c) => c !== index.collection);
+  if (others.length > 0) {
+    logger.warn(
+      { collection: index.collection, others },
+      'collections of other embedding fingerprints exist: run `node services/knowledge/dist/cli/reindex.js` to move their entries here',
+    );
+  }
+
+  const deps: KnowledgeDeps = { index, embeddings, logger, now: Date.now };
+  let grpc;
+  try {
+    grpc = await startGrpcServer({
+      host: config.host,
+      port: config.port,
+      services: [
+        { definition: knowledge.KnowledgeServiceService, implementation: knowledgeHandlers(deps) },
+        {
+          definition: knowledge.EmbeddingsServiceService,
+          implementation: embeddingsHandlers(deps),
+        },
+      ],
+      logger,
+    });
+  } catch (err) {
+    await index.close();
+    throw err;
+  }
+  logger.info(
+    {
+      port: grpc.port,
+      backend: backend.kind,
+      collection: index.collection,
+      embeddings: fingerprintKey(embeddings.fingerprint),
+    },
+    'knowledge service listening',
+  );
+
+  let stopped: Promise<void> | undefined;
+  return {
+    port: grpc.port,
+    collection: index.collection,
+    stop() {
+      stopped ??= (async () => {
+        await grpc.stop(config.shutdownGraceMs);
+        await index.close();
+        logger.info('knowledge service stopped');
+      })();
+      return stopped;
+    },
+  };
+}

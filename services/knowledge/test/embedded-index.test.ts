@@ -1,0 +1,139 @@
+// Persistence of the embedded index: journal segments, start-up compaction into a
+// new generation, torn last lines, and the single-writer lock.
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { EmbeddedIndex, type EmbeddedIndexOptions } from '../src/data-access/embedded-index.js';
+import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
+import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
+import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
+import { silentLogger, tempDir } from './support/fixtures.js';
+
+const embeddings = new HashedEmbeddings(64);
+const COLLECTION = 'kb_v1_hashed_hashed-v1_64';
+
+async function open(
+  dir: string,
+  extra: Partial<EmbeddedIndexOptions> = {},
+): Promise<{ index: EmbeddedIndex; deps: KnowledgeDeps }> {
+  const index = new EmbeddedIndex({ dir, collection: COLLECTION, dimensions: 64, ...extra });
+  await index.init();
+  return { index, deps: { index, embeddings, logger: silentLogger, now: Date.now } };
+}
+
+const entry = (i: number, version = 0) => ({
+  id: `e${i}`,
+  question: `How do I configure widget number ${i}?`,
+  answer: `Open the widget ${i} panel and set option ${i + version}.`,
+  tags: [],
+});
+
+describe('embedded index persistence', () => {
+  it('when writes fill several journal segments, then a reopened index replays them all', async () => {
+    const dir = tempDir('kb-embedded-');
+    try {
+      const { index, deps } = await open(dir.path, { segmentRecords: 2 });
+      for (let i = 0; i < 10; i++) await upsertEntries(deps, 'acme', [entry(i)]);
+      await deleteEntries(deps, 'acme', ['e3']);
+      await index.close();
+      const segments = readdirSync(join(dir.path, COLLECTION, 'gen-000001'));
+      assert.ok(segments.length >= 5, `${segments.length} segments`);
+
+      const reopened = await open(dir.path, { segmentRecords: 2 });
+      assert.equal(await countEntries(reopened.deps, 'acme'), 9);
+      const results = await searchEntries(reopened.deps, {
+        orgId: 'acme',
+        query: 'configure widget number 7',
+      });
+      assert.equal(results[0]?.entryId, 'e7');
+      await reopened.index.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('when the journal holds mostly superseded records, then start-up compacts it into a new generation', async () => {
+    const dir = tempDir('kb-embedded-');
+    try {
+      const { index, deps } = await open(dir.path);
+      for (let v = 0; v < 5; v++) await upsertEntries(deps, 'acme', [entry(1, v), entry(2, v)]);
+      await index.close();
+
+      const compacted = await open(dir.path, { compactionSlack: 0 });
+      assert.equal(
+        readFileSync(join(dir.path, COLLECTION, 'CURRENT'), 'utf8').trim(),
+        'gen-000002',
+      );
+      assert.ok(
+        !existsSync(join(dir.path, COLLECTION, 'gen-000001')),
+        'the old generation is removed',
+      );
+      assert.equal(await countEntries(compacted.deps, 'acme'), 2);
+      // Writes after compaction land in the new generation and survive another restart.
+      await upsertEntries(compacted.deps, 'acme', [entry(3)]);
+      await compacted.index.close();
+
+      const again = await open(dir.path, { compactionSlack: 0 });
+      assert.equal(await countEntries(again.deps, 'acme'), 3);
+      const [top] = await searchEntries(again.deps, { orgId: 'acme', query: 'widget 2 option 6' });
+      assert.equal(top?.entryId, 'e2');
+      assert.match(top!.answer, /option 6/, 'the latest version survived compaction');
+      await again.index.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('when the process crashed mid-write, then the torn last record is ignored and the rest loads', async () => {
+    const dir = tempDir('kb-embedded-');
+    try {
+      const { index, deps } = await open(dir.path);
+      await upsertEntries(deps, 'acme', [entry(1), entry(2)]);
+      await index.close();
+      appendFileSync(
+        join(dir.path, COLLECTION, 'gen-000001', 'segment-000001.jsonl'),
+        '{"t":"put","o":"acme","id":"e9","q":"Tor',
+      );
+
+      const reopened = await open(dir.path);
+      assert.equal(await countEntries(reopened.deps, 'acme'), 2);
+      await upsertEntries(reopened.deps, 'acme', [entry(3)]);
+      await reopened.index.close();
+      const last = await open(dir.path);
+      assert.equal(await countEntries(last.deps, 'acme'), 3);
+      await last.index.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('when another live process holds the collection, then opening it for writing is refused', async () => {
+    const dir = tempDir('kb-embedded-');
+    try {
+      const { index } = await open(dir.path);
+      await index.close();
+      assert.ok(!existsSync(join(dir.path, COLLECTION, 'LOCK')), 'close releases the lock');
+      writeFileSync(join(dir.path, COLLECTION, 'LOCK'), `${process.ppid}\n`);
+      await assert.rejects(open(dir.path), /in use by process/);
+      // A lock left by a process that no longer exists is taken over.
+      writeFileSync(join(dir.path, COLLECTION, 'LOCK'), '999999999\n');
+      const { index: reopened } = await open(dir.path);
+      await reopened.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('when the stored vectors have another size, then the index refuses to open', async () => {
+    const dir = tempDir('kb-embedded-');
+    try {
+      const { index } = await open(dir.path);
+      await index.close();
+      const wrong = new EmbeddedIndex({ dir: dir.path, collection: COLLECTION, dimensions: 128 });
+      await assert.rejects(wrong.init(), /64 dimensions/);
+    } finally {
+      dir.remove();
+    }
+  });
+});
