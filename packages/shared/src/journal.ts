@@ -6,6 +6,7 @@ import {
   readFileSync,
   existsSync,
   mkdirSync,
+  truncateSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -13,7 +14,7 @@ import { dirname } from 'node:path';
  * An append-only JSON-lines file: the persistence of the embedded adapters.
  * Each record is written and fsynced before append() returns, so an
  * acknowledged write survives a crash; replay() rebuilds state at start-up.
- * A torn last line (crash mid-write) is ignored.
+ * A torn last line (crash mid-write) is cut off at replay: it was never acknowledged.
  */
 export class JsonlJournal<T> {
   private fd: number | undefined;
@@ -25,23 +26,15 @@ export class JsonlJournal<T> {
     mkdirSync(dirname(this.path), { recursive: true });
     let count = 0;
     if (existsSync(this.path)) {
-      const text = readFileSync(this.path, 'utf8');
-      const lines = text.split('\n');
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i];
+      const bytes = readFileSync(this.path);
+      // Everything after the last newline is a record whose write never completed.
+      const end = bytes.lastIndexOf(0x0a) + 1;
+      if (end < bytes.length) truncateSync(this.path, end);
+      const lines = bytes.subarray(0, end).toString('utf8').split('\n');
+      for (const line of lines) {
         if (!line) continue;
-        try {
-          apply(JSON.parse(line) as T);
-          count++;
-        } catch (err) {
-          // Only the very last line may be torn by a crash; anything else is corruption.
-          if (i < lines.length - 1 && lines.slice(i + 1).some((l) => l.length > 0)) throw err;
-        }
-      }
-      // Terminate a torn last line so the next record starts on its own line.
-      if (text.length > 0 && !text.endsWith('\n')) {
-        this.open();
-        writeSync(this.fd!, '\n');
+        apply(JSON.parse(line) as T);
+        count++;
       }
     }
     this.open();
