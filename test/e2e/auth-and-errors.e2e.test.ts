@@ -29,6 +29,7 @@ before(async () => {
   db = await createTestDatabase('e2e_auth');
   stack = await new Stack({
     dir: mkdtempSync(join(tmpdir(), 'e2e-auth-')),
+    services: ['tickets', 'knowledge'],
     mysqlUrl: db.url,
     redisUrl: requireEnv('TEST_REDIS_URL'),
     natsUrl: requireEnv('TEST_NATS_URL'),

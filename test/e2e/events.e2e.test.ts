@@ -22,6 +22,7 @@ before(async () => {
   nats = await startNats(join(dir, 'nats'));
   stack = await new Stack({
     dir,
+    services: ['tickets'],
     mysqlUrl: db.url,
     redisUrl: requireEnv('TEST_REDIS_URL'),
     natsUrl: nats.url,

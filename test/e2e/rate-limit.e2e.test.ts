@@ -14,6 +14,7 @@ before(async () => {
   db = await createTestDatabase('e2e_rl');
   stack = await new Stack({
     dir: mkdtempSync(join(tmpdir(), 'e2e-rl-')),
+    services: ['tickets'],
     mysqlUrl: db.url,
     redisUrl: requireEnv('TEST_REDIS_URL'),
     natsUrl: requireEnv('TEST_NATS_URL'),

@@ -26,6 +26,7 @@ before(async () => {
   db = await createTestDatabase('e2e_tickets');
   stack = await new Stack({
     dir: mkdtempSync(join(tmpdir(), 'e2e-tickets-')),
+    services: ['tickets'],
     mysqlUrl: db.url,
     redisUrl: requireEnv('TEST_REDIS_URL'),
     natsUrl: requireEnv('TEST_NATS_URL'),

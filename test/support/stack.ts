@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { checkHealth } from '@support-agent/shared';
@@ -73,17 +73,19 @@ export interface StackOptions {
   redisUrl?: string;
   natsUrl?: string;
   gateways?: number;
+  /** Upstream services to run (default: every one that is built). */
+  services?: string[];
   env?: Record<string, string>;
 }
 
 /** The gateway + tickets topology as separate processes talking gRPC on loopback. */
 export class Stack {
   readonly adminToken = randomBytes(24).toString('hex');
-  tickets!: ServiceProcess;
+  readonly upstreams = new Map<string, ServiceProcess>();
+  readonly addresses: Record<string, string> = {};
   gateways: ServiceProcess[] = [];
   private gatewayPorts: number[] = [];
   private adminPorts: number[] = [];
-  ticketsAddr = '';
 
   constructor(readonly options: StackOptions) {}
 
@@ -100,26 +102,31 @@ export class Stack {
   }
 
   private backendEnv(): Record<string, string> {
-    const env: Record<string, string> = { DATA_DIR: join(this.options.dir, 'data') };
+    const env: Record<string, string> = {
+      DATA_DIR: join(this.options.dir, 'data'),
+      // As under `npm start`: a backend whose URL is unset uses its embedded adapter.
+      EMBEDDED: 'true',
+    };
     if (this.options.mysqlUrl) env.MYSQL_URL = this.options.mysqlUrl;
     if (this.options.redisUrl) env.REDIS_URL = this.options.redisUrl;
     if (this.options.natsUrl) env.NATS_URL = this.options.natsUrl;
-    if (!this.options.mysqlUrl || !this.options.redisUrl || !this.options.natsUrl)
-      env.EMBEDDED = 'true';
-    return { ...env, ...this.options.env };
+    return { ...env, ...this.addresses, ...this.options.env };
   }
 
   async start(): Promise<this> {
     const logDir = join(this.options.dir, 'logs');
-    this.ticketsAddr = `127.0.0.1:${await freePort()}`;
-    this.tickets = new ServiceProcess(
-      'tickets',
-      'tickets',
-      { ...this.backendEnv(), TICKETS_ADDR: this.ticketsAddr },
-      logDir,
+    const names = (this.options.services ?? UPSTREAMS).filter((name) =>
+      existsSync(join(ROOT, 'services', name, 'dist/main.js')),
     );
-    this.tickets.start();
-    await this.waitForTickets();
+    for (const name of UPSTREAMS) {
+      this.addresses[`${name.toUpperCase()}_ADDR`] = `127.0.0.1:${await freePort()}`;
+    }
+    for (const name of names) {
+      const proc = new ServiceProcess(name, name, this.backendEnv(), logDir);
+      this.upstreams.set(name, proc);
+      proc.start();
+    }
+    await Promise.all(names.map((name) => this.waitForService(name)));
     const count = this.options.gateways ?? 1;
     for (let i = 0; i < count; i++) {
       const port = await freePort();
@@ -135,7 +142,6 @@ export class Stack {
           HOST: '127.0.0.1',
           ADMIN_PORT: String(adminPort),
           ADMIN_TOKEN: this.adminToken,
-          TICKETS_ADDR: this.ticketsAddr,
           PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
         },
         logDir,
@@ -147,12 +153,38 @@ export class Stack {
     return this;
   }
 
-  async waitForTickets(timeoutMs = 30_000): Promise<void> {
+  /** The process of an upstream service (tickets, knowledge, answers, digest). */
+  service(name: string): ServiceProcess {
+    const proc = this.upstreams.get(name);
+    if (!proc) throw new Error(`service ${name} is not part of this stack`);
+    return proc;
+  }
+
+  get tickets(): ServiceProcess {
+    return this.service('tickets');
+  }
+
+  get ticketsAddr(): string {
+    return this.addresses.TICKETS_ADDR!;
+  }
+
+  async waitForService(name: string, timeoutMs = 30_000): Promise<void> {
     await waitFor(
-      () => checkHealth(this.ticketsAddr),
+      () => checkHealth(this.addresses[`${name.toUpperCase()}_ADDR`]!),
       timeoutMs,
-      () => `tickets not healthy:\n${tail(this.tickets.logs())}`,
+      () => `${name} not healthy:\n${tail(this.service(name).logs())}`,
     );
+  }
+
+  async waitForTickets(timeoutMs = 30_000): Promise<void> {
+    await this.waitForService('tickets', timeoutMs);
+  }
+
+  async restartService(name: string, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const proc = this.service(name);
+    await proc.stop(signal);
+    proc.start();
+    await this.waitForService(name);
   }
 
   async waitForGateway(i: number, timeoutMs = 30_000): Promise<void> {
@@ -171,9 +203,7 @@ export class Stack {
   }
 
   async restartTickets(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    await this.tickets.stop(signal);
-    this.tickets.start();
-    await this.waitForTickets();
+    await this.restartService('tickets', signal);
   }
 
   async restartGateway(i: number): Promise<void> {
@@ -221,13 +251,15 @@ export class Stack {
 
   async stop(): Promise<void> {
     await Promise.all(this.gateways.map((g) => g.stop()));
-    await this.tickets?.stop();
+    await Promise.all([...this.upstreams.values()].map((p) => p.stop()));
   }
 
   allLogs(): string {
-    return [this.tickets, ...this.gateways].map((p) => p.logs()).join('\n');
+    return [...this.upstreams.values(), ...this.gateways].map((p) => p.logs()).join('\n');
   }
 }
+
+const UPSTREAMS = ['tickets', 'knowledge', 'answers', 'digest'];
 
 export const ALL_SCOPES = ['kb:read', 'faq:read', 'tickets:read', 'tickets:write', 'answers:write'];
 
