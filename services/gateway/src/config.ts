@@ -54,6 +54,7 @@ const schema = z
     // The contract promises revocation and settings changes on every replica within 1 s.
     KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
     GRPC_DEADLINE_MS: z.coerce.number().int().min(1).default(5000),
+    GRPC_BULK_DEADLINE_MS: z.coerce.number().int().min(1).default(60_000),
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
     LOG_LEVEL: logLevel,
@@ -94,6 +95,8 @@ export interface GatewayConfig {
   authFailuresPerMinPerIp: number;
   keyCacheTtlMs: number;
   grpcDeadlineMs: number;
+  /** Deadline of the slow admin calls: each KB import batch, digest builds. */
+  grpcBulkDeadlineMs: number;
   /** Time between failing readiness and closing the listener, for load balancers to notice. */
   shutdownDelayMs: number;
   /** How long in-flight requests may take to finish before connections are cut. */
@@ -124,6 +127,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     authFailuresPerMinPerIp: e.AUTH_FAILURES_PER_MIN_PER_IP,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     grpcDeadlineMs: e.GRPC_DEADLINE_MS,
+    grpcBulkDeadlineMs: e.GRPC_BULK_DEADLINE_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     logLevel: e.LOG_LEVEL,

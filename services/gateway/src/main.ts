@@ -1,5 +1,6 @@
 import { createLogger, onShutdownSignal, runMain } from '@support-agent/shared';
 import { loadGatewayConfig } from './config.js';
+import { DEMO_KB } from './domain/demo-kb.js';
 import { start, type GatewayHandle } from './server.js';
 
 runMain('gateway', async () => {
@@ -24,6 +25,9 @@ function printFirstStart(gateway: GatewayHandle, baseUrl: string): void {
     lines.push(
       `Demo organization "${gateway.demo.orgId}" created. API key with every scope (shown only once):`,
       `  ${gateway.demo.key}`,
+      '',
+      `Its knowledge base (${DEMO_KB.length} entries about the fictional product "Acme Desk")`,
+      'is loaded into the knowledge service in the background.',
       '',
       'Try it:',
       `  curl -H "Authorization: Bearer ${gateway.demo.key}" \\`,

@@ -12,10 +12,12 @@ import { KnowledgeClient } from './clients/knowledge.client.js';
 import { TicketsClient } from './clients/tickets.client.js';
 import { assertRunnable, type GatewayConfig } from './config.js';
 import { ensureAdminTokenFile } from './data-access/admin-token-file.js';
+import { DemoKbMarker } from './data-access/demo-kb-marker.js';
 import { EmbeddedGatewayStore } from './data-access/embedded-store.js';
 import type { GatewayStore } from './data-access/gateway-store.js';
 import { MysqlGatewayStore } from './data-access/mysql-store.js';
 import { connectRedis, waitForRedis } from './data-access/redis.js';
+import { DemoKbSeeder } from './domain/demo-kb-seeder.js';
 import { KeyResolver } from './domain/key-resolver.js';
 import { bootstrapDemo, OrgAdmin, type DemoBootstrap } from './domain/orgs.js';
 import { OrgPolicySync } from './domain/policy-sync.js';
@@ -39,6 +41,8 @@ export interface GatewayHandle {
   generatedAdminToken?: { token: string; path: string };
   /** Set only on an embedded first start: the demo organization's all-scope key, to print once. */
   demo?: DemoBootstrap;
+  /** Set while (or after) an embedded start loads the demo KB in the background. */
+  demoKb?: DemoKbSeeder;
   /** Fails readiness, drains in-flight requests, then closes clients, Redis and the store. */
   stop(): Promise<void>;
 }
@@ -78,6 +82,8 @@ export async function start(
       : new EmbeddedGatewayStore(path.join(config.dataDir, 'gateway', 'store.jsonl'));
     resources.push(() => store.close());
     const demo = config.embedded ? await bootstrapDemo(store) : undefined;
+    const demoKbMarker = config.embedded ? new DemoKbMarker(config.dataDir) : undefined;
+    if (demo) demoKbMarker?.markPending();
 
     let redis: Redis | undefined;
     if (config.redisUrl) {
@@ -96,10 +102,27 @@ export async function start(
     }
 
     const tickets = new TicketsClient(config.ticketsAddr, config.grpcDeadlineMs);
-    const knowledge = new KnowledgeClient(config.knowledgeAddr, config.grpcDeadlineMs);
+    const knowledge = new KnowledgeClient(
+      config.knowledgeAddr,
+      config.grpcDeadlineMs,
+      config.grpcBulkDeadlineMs,
+    );
     const answers = new AnswersClient(config.answersAddr, config.grpcDeadlineMs);
-    const digest = new DigestClient(config.digestAddr, config.grpcDeadlineMs);
+    const digest = new DigestClient(
+      config.digestAddr,
+      config.grpcDeadlineMs,
+      config.grpcBulkDeadlineMs,
+    );
     resources.push(() => [tickets, knowledge, answers, digest].forEach((c) => c.close()));
+
+    // Pending from the first start until the knowledge service has taken the demo KB.
+    let demoKb: DemoKbSeeder | undefined;
+    if (demoKbMarker?.isPending()) {
+      const seeder = new DemoKbSeeder(knowledge, demoKbMarker, logger);
+      demoKb = seeder;
+      resources.push(() => seeder.stop());
+      seeder.start();
+    }
 
     const policySync = new OrgPolicySync(answers, logger);
     resources.push(() => policySync.stop());
@@ -147,6 +170,9 @@ export async function start(
       adminToken,
       orgs: new OrgAdmin(store, (orgId, settings) => policySync.publish(orgId, settings)),
       tickets,
+      knowledge,
+      digest,
+      answers,
       shuttingDown: isShuttingDown,
     });
 
@@ -185,6 +211,7 @@ export async function start(
       adminToken,
       ...(generatedAdminToken ? { generatedAdminToken } : {}),
       ...(demo ? { demo } : {}),
+      ...(demoKb ? { demoKb } : {}),
       stop,
     };
   } catch (err) {

@@ -2,8 +2,19 @@
 // Admin CLI: a thin client of the gateway's admin API (DESIGN.md §5).
 //   npm run admin -- orgs create "Acme" --id acme
 // ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT, port 8081) and ADMIN_TOKEN (default: DATA_DIR/admin-token).
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { readAdminTokenFile } from '../data-access/admin-token-file.js';
+import {
+  barProgress,
+  detectFormat,
+  importKbFile,
+  ImportError,
+  KB_FILE_FORMATS,
+  lineProgress,
+  type BatchResult,
+  type ImportSummary,
+  type KbFileFormat,
+} from './kb-import.js';
 
 class CliError extends Error {
   constructor(
@@ -24,7 +35,9 @@ type Json = Record<string, unknown>;
 const program = new Command();
 program
   .name('admin')
-  .description('Manage organizations, settings, API keys and tickets through the admin API.')
+  .description(
+    'Manage organizations, settings, API keys, tickets, knowledge bases and digests through the admin API.',
+  )
   .option('--json', 'print machine-readable JSON')
   .option('--url <url>', 'admin API base URL (env ADMIN_URL, default http://127.0.0.1:8081)')
   .showHelpAfterError()
@@ -43,17 +56,25 @@ function adminToken(): string {
   );
 }
 
-async function call(method: string, path: string, body?: unknown): Promise<Json | undefined> {
+/** Calls the admin API; `body` is sent as JSON, or as it is when a content type is given. */
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType?: string,
+): Promise<Json | undefined> {
   const fallback = `http://127.0.0.1:${process.env.ADMIN_PORT || 8081}`;
   const base = (globals().url ?? process.env.ADMIN_URL ?? fallback).replace(/\/+$/, '');
   const headers: Record<string, string> = { authorization: `Bearer ${adminToken()}` };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined) headers['content-type'] = contentType ?? 'application/json';
   let res: Response;
   try {
     res = await fetch(`${base}/admin/v1${path}`, {
       method,
       headers,
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      ...(body !== undefined
+        ? { body: contentType !== undefined ? String(body) : JSON.stringify(body) }
+        : {}),
     });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
@@ -80,6 +101,13 @@ const seg = (s: string): string => encodeURIComponent(s);
 
 function nonNegativeInt(value: string): number {
   if (!/^[0-9]+$/.test(value)) throw new InvalidArgumentError('expected a non-negative integer');
+  return Number(value);
+}
+
+function batchSize(value: string): number {
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > 10_000) {
+    throw new InvalidArgumentError('expected an integer from 1 to 10000');
+  }
   return Number(value);
 }
 
@@ -254,6 +282,114 @@ program
   .action(async (org: string, id: string, status: string) => {
     const ticket = (await call('PATCH', `/orgs/${seg(org)}/tickets/${seg(id)}`, { status }))!;
     print(ticket, () => `Ticket ${ticket.id} is now ${ticket.status}`);
+  });
+
+const kb = program.command('kb').description('knowledge-base entries');
+kb.command('import <org> <file>')
+  .description(
+    'import entries {id, question, answer, tags?} from JSON lines, a JSON array or CSV (header row id,question,answer,tags; tags separated by | or ;); existing ids are updated',
+  )
+  .addOption(
+    new Option('--format <format>', 'file format (default: from the extension or content)').choices(
+      KB_FILE_FORMATS,
+    ),
+  )
+  .option('--batch <n>', 'entries per request', batchSize, 500)
+  .option('--no-progress', 'print one line per batch instead of a progress bar')
+  .action(
+    async (
+      org: string,
+      file: string,
+      opts: { format?: KbFileFormat; batch: number; progress: boolean },
+    ) => {
+      const json = globals().json === true;
+      // stdout carries only the result with --json; the bar needs a terminal.
+      const progress =
+        opts.progress && !json && process.stdout.isTTY
+          ? barProgress(process.stdout)
+          : lineProgress((line) => (json ? process.stderr : process.stdout).write(`${line}\n`));
+      let summary: ImportSummary;
+      let batchesSent = 0;
+      try {
+        summary = await importKbFile({
+          file,
+          format: await detectFormat(file, opts.format),
+          batchSize: opts.batch,
+          progress,
+          send: async (jsonLines) => {
+            const result = await call(
+              'POST',
+              `/orgs/${seg(org)}/kb/entries`,
+              jsonLines,
+              'application/x-ndjson',
+            );
+            batchesSent++;
+            return result as unknown as BatchResult;
+          },
+        });
+      } catch (err) {
+        if (err instanceof ImportError) throw new CliError(err.message);
+        if (err instanceof CliError && batchesSent > 0) {
+          throw new CliError(
+            `${err.message}; ${batchesSent} batch(es) were imported before the failure (importing the file again is safe)`,
+            err.body,
+          );
+        }
+        throw err;
+      }
+      const { inserted, updated, failed } = summary;
+      print({ inserted, updated, failed }, () =>
+        [
+          `inserted ${inserted}, updated ${updated}, failed ${failed.length}`,
+          ...failed.map(
+            (f) =>
+              `  line ${f.line}${f.item !== undefined ? ` (item ${f.item})` : ''}: ${f.message}`,
+          ),
+        ].join('\n'),
+      );
+      if (failed.length > 0) process.exitCode = 2;
+    },
+  );
+kb.command('delete <org> <id>')
+  .description('delete one entry')
+  .action(async (org: string, id: string) => {
+    await call('DELETE', `/orgs/${seg(org)}/kb/entries/${seg(id)}`);
+    print({ id, deleted: true }, () => `Deleted KB entry ${id}`);
+  });
+kb.command('count <org>')
+  .description("count an organization's entries")
+  .action(async (org: string) => {
+    const res = (await call('GET', `/orgs/${seg(org)}/kb/entries/count`))!;
+    print(res, () => `${res.count} KB entries in ${org}`);
+  });
+
+program
+  .command('digests')
+  .description('FAQ digests')
+  .command('build <org>')
+  .description('build (or rebuild) the weekly FAQ digest and print its Markdown')
+  .option('--week-start <date>', 'Monday of the ISO week, YYYY-MM-DD (default: last complete week)')
+  .action(async (org: string, opts: { weekStart?: string }) => {
+    const built = (await call(
+      'POST',
+      `/orgs/${seg(org)}/digests`,
+      opts.weekStart !== undefined ? { week_start: opts.weekStart } : {},
+    ))!;
+    print(built, () => String(built.content).replace(/\n+$/, ''));
+  });
+
+program
+  .command('usage <org>')
+  .description("this month's deflections (high-confidence answers) against the limit")
+  .action(async (org: string) => {
+    const usage = (await call('GET', `/orgs/${seg(org)}/usage`))!;
+    print(usage, () =>
+      [
+        `month             ${usage.month}`,
+        `deflections_used  ${usage.deflections_used}`,
+        `deflection_limit  ${usage.deflection_limit}`,
+      ].join('\n'),
+    );
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

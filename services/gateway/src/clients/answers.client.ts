@@ -1,38 +1,30 @@
-import { callUnary, createGrpcClient } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
+import { GrpcUpstream } from './grpc-upstream.js';
 
 /** Typed calls to the answers service; every call has a deadline and carries the request id. */
-export class AnswersClient {
-  private readonly client: answers.AnswersServiceClient;
-
-  constructor(
-    readonly address: string,
-    private readonly deadlineMs: number,
-  ) {
-    this.client = createGrpcClient(answers.AnswersServiceClient, address);
+export class AnswersClient extends GrpcUpstream<answers.AnswersServiceClient> {
+  constructor(address: string, deadlineMs: number) {
+    super(address, deadlineMs, answers.AnswersServiceClient);
   }
 
   generateAnswer(
     request: answers.GenerateAnswerRequest,
     requestId?: string,
   ): Promise<answers.GenerateAnswerResponse> {
-    return callUnary(this.client.generateAnswer.bind(this.client), request, {
-      timeoutMs: this.deadlineMs,
-      ...(requestId ? { requestId } : {}),
-    });
+    return this.unary(this.client.generateAnswer, request, requestId);
+  }
+
+  getUsage(
+    request: answers.GetUsageRequest,
+    requestId?: string,
+  ): Promise<answers.GetUsageResponse> {
+    return this.unary(this.client.getUsage, request, requestId);
   }
 
   setOrgPolicy(
     request: answers.SetOrgPolicyRequest,
     requestId?: string,
   ): Promise<answers.SetOrgPolicyResponse> {
-    return callUnary(this.client.setOrgPolicy.bind(this.client), request, {
-      timeoutMs: this.deadlineMs,
-      ...(requestId ? { requestId } : {}),
-    });
-  }
-
-  close(): void {
-    this.client.close();
+    return this.unary(this.client.setOrgPolicy, request, requestId);
   }
 }

@@ -1,28 +1,28 @@
-import { callUnary, createGrpcClient } from '@support-agent/shared';
 import { digest } from '@support-agent/proto';
+import { GrpcUpstream } from './grpc-upstream.js';
 
 /** Typed calls to the digest service; every call has a deadline and carries the request id. */
-export class DigestClient {
-  private readonly client: digest.DigestServiceClient;
-
+export class DigestClient extends GrpcUpstream<digest.DigestServiceClient> {
+  /** @param bulkDeadlineMs deadline of BuildDigest (aggregation and prose generation) */
   constructor(
-    readonly address: string,
-    private readonly deadlineMs: number,
+    address: string,
+    deadlineMs: number,
+    private readonly bulkDeadlineMs: number = deadlineMs,
   ) {
-    this.client = createGrpcClient(digest.DigestServiceClient, address);
+    super(address, deadlineMs, digest.DigestServiceClient);
   }
 
   getLatestDigest(
     request: digest.GetLatestDigestRequest,
     requestId?: string,
   ): Promise<digest.GetLatestDigestResponse> {
-    return callUnary(this.client.getLatestDigest.bind(this.client), request, {
-      timeoutMs: this.deadlineMs,
-      ...(requestId ? { requestId } : {}),
-    });
+    return this.unary(this.client.getLatestDigest, request, requestId);
   }
 
-  close(): void {
-    this.client.close();
+  buildDigest(
+    request: digest.BuildDigestRequest,
+    requestId?: string,
+  ): Promise<digest.BuildDigestResponse> {
+    return this.unary(this.client.buildDigest, request, requestId, this.bulkDeadlineMs);
   }
 }

@@ -1,25 +1,39 @@
-import { callUnary, createGrpcClient } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
+import { GrpcUpstream } from './grpc-upstream.js';
 
 /** Typed calls to the knowledge service; every call has a deadline and carries the request id. */
-export class KnowledgeClient {
-  private readonly client: knowledge.KnowledgeServiceClient;
-
+export class KnowledgeClient extends GrpcUpstream<knowledge.KnowledgeServiceClient> {
+  /** @param bulkDeadlineMs deadline of UpsertEntries (a batch is embedded before it returns) */
   constructor(
-    readonly address: string,
-    private readonly deadlineMs: number,
+    address: string,
+    deadlineMs: number,
+    private readonly bulkDeadlineMs: number = deadlineMs,
   ) {
-    this.client = createGrpcClient(knowledge.KnowledgeServiceClient, address);
+    super(address, deadlineMs, knowledge.KnowledgeServiceClient);
   }
 
   search(request: knowledge.SearchRequest, requestId?: string): Promise<knowledge.SearchResponse> {
-    return callUnary(this.client.search.bind(this.client), request, {
-      timeoutMs: this.deadlineMs,
-      ...(requestId ? { requestId } : {}),
-    });
+    return this.unary(this.client.search, request, requestId);
   }
 
-  close(): void {
-    this.client.close();
+  upsertEntries(
+    request: knowledge.UpsertEntriesRequest,
+    requestId?: string,
+  ): Promise<knowledge.UpsertEntriesResponse> {
+    return this.unary(this.client.upsertEntries, request, requestId, this.bulkDeadlineMs);
+  }
+
+  deleteEntries(
+    request: knowledge.DeleteEntriesRequest,
+    requestId?: string,
+  ): Promise<knowledge.DeleteEntriesResponse> {
+    return this.unary(this.client.deleteEntries, request, requestId);
+  }
+
+  countEntries(
+    request: knowledge.CountEntriesRequest,
+    requestId?: string,
+  ): Promise<knowledge.CountEntriesResponse> {
+    return this.unary(this.client.countEntries, request, requestId);
   }
 }

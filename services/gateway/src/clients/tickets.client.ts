@@ -1,47 +1,30 @@
-import { callUnary, createGrpcClient } from '@support-agent/shared';
 import { tickets } from '@support-agent/proto';
+import { GrpcUpstream } from './grpc-upstream.js';
 
 /** Typed calls to the tickets service; every call has a deadline and carries the request id. */
-export class TicketsClient {
-  private readonly client: tickets.TicketsServiceClient;
-
-  constructor(
-    readonly address: string,
-    private readonly deadlineMs: number,
-  ) {
-    this.client = createGrpcClient(tickets.TicketsServiceClient, address);
+export class TicketsClient extends GrpcUpstream<tickets.TicketsServiceClient> {
+  constructor(address: string, deadlineMs: number) {
+    super(address, deadlineMs, tickets.TicketsServiceClient);
   }
 
   createTicket(
     request: tickets.CreateTicketRequest,
     requestId?: string,
   ): Promise<tickets.CreateTicketResponse> {
-    return callUnary(this.client.createTicket.bind(this.client), request, this.settings(requestId));
+    return this.unary(this.client.createTicket, request, requestId);
   }
 
   listTickets(
     request: tickets.ListTicketsRequest,
     requestId?: string,
   ): Promise<tickets.ListTicketsResponse> {
-    return callUnary(this.client.listTickets.bind(this.client), request, this.settings(requestId));
+    return this.unary(this.client.listTickets, request, requestId);
   }
 
   updateTicketStatus(
     request: tickets.UpdateTicketStatusRequest,
     requestId?: string,
   ): Promise<tickets.UpdateTicketStatusResponse> {
-    return callUnary(
-      this.client.updateTicketStatus.bind(this.client),
-      request,
-      this.settings(requestId),
-    );
-  }
-
-  close(): void {
-    this.client.close();
-  }
-
-  private settings(requestId: string | undefined) {
-    return { timeoutMs: this.deadlineMs, ...(requestId ? { requestId } : {}) };
+    return this.unary(this.client.updateTicketStatus, request, requestId);
   }
 }

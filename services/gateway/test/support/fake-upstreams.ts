@@ -17,9 +17,14 @@ export interface FakeUpstreams {
     listTickets: tickets.ListTicketsRequest[];
     updateTicketStatus: tickets.UpdateTicketStatusRequest[];
     search: knowledge.SearchRequest[];
+    upsertEntries: knowledge.UpsertEntriesRequest[];
+    deleteEntries: knowledge.DeleteEntriesRequest[];
+    countEntries: knowledge.CountEntriesRequest[];
     generateAnswer: answers.GenerateAnswerRequest[];
     setOrgPolicy: answers.SetOrgPolicyRequest[];
+    getUsage: answers.GetUsageRequest[];
     getLatestDigest: digest.GetLatestDigestRequest[];
+    buildDigest: digest.BuildDigestRequest[];
   };
   /** Request ids (x-request-id metadata) seen, in order. */
   requestIds: string[];
@@ -27,6 +32,12 @@ export interface FakeUpstreams {
   digests: Map<string, digest.Digest>;
   /** Milliseconds each call waits before answering (for drain tests). */
   delayMs: number;
+  /** KB entries per organization, as UpsertEntries/DeleteEntries left them. */
+  kb: Map<string, Map<string, knowledge.KbEntry>>;
+  /** When set, UpsertEntries fails with it (after recording the request). */
+  upsertError: AppError | undefined;
+  /** Deflections used this month per organization (GetUsage). */
+  deflectionsUsed: Map<string, number>;
   totalCalls(): number;
   reset(): void;
   stop(): Promise<void>;
@@ -46,21 +57,44 @@ export const SAMPLE_TICKET: tickets.Ticket = {
   updatedAt: '2026-11-21T10:15:30.123Z',
 };
 
-export async function startFakeUpstreams(): Promise<FakeUpstreams> {
+/** Entries whose question is this are refused by the fake knowledge service, as if invalid. */
+export const REJECTED_QUESTION = 'rejected by knowledge';
+/** A week_start the fake digest service refuses the way the real one refuses a non-Monday. */
+export const NOT_A_MONDAY = '2026-11-17';
+/** A week_start for which the fake digest service reports itself unavailable. */
+export const DIGEST_BUSY_WEEK = '2026-11-23';
+
+/** Port 0 (default) picks a free one; a fixed port lets a test start the upstream late. */
+export async function startFakeUpstreams(options: { port?: number } = {}): Promise<FakeUpstreams> {
   const logger = createLogger('fake-upstreams', 'silent');
   const calls: FakeUpstreams['calls'] = {
     createTicket: [],
     listTickets: [],
     updateTicketStatus: [],
     search: [],
+    upsertEntries: [],
+    deleteEntries: [],
+    countEntries: [],
     generateAnswer: [],
     setOrgPolicy: [],
+    getUsage: [],
     getLatestDigest: [],
+    buildDigest: [],
   };
   const requestIds: string[] = [];
   const idempotency = new Map<string, number>();
   let nextTicketId = 1000;
-  const state = { delayMs: 0 };
+  const state: { delayMs: number; upsertError: AppError | undefined } = {
+    delayMs: 0,
+    upsertError: undefined,
+  };
+  const kb = new Map<string, Map<string, knowledge.KbEntry>>();
+  const kbOf = (orgId: string) => {
+    let entries = kb.get(orgId);
+    if (!entries) kb.set(orgId, (entries = new Map()));
+    return entries;
+  };
+  const deflectionsUsed = new Map<string, number>();
 
   function record<Req>(list: Req[]) {
     return async (req: Req, call: { metadata: { get(k: string): unknown[] } }) => {
@@ -153,13 +187,53 @@ export async function startFakeUpstreams(): Promise<FakeUpstreams> {
       ];
       return { results: hits.slice(0, req.limit) };
     }),
-    upsertEntries: unaryHandler(logger, 'upsertEntries', async () => ({
-      inserted: 0,
-      updated: 0,
-      failed: [],
-    })),
-    deleteEntries: unaryHandler(logger, 'deleteEntries', async () => ({ deleted: 0 })),
-    countEntries: unaryHandler(logger, 'countEntries', async () => ({ count: 0 })),
+    // Like the real service: idempotent by id, per-entry failures by request index, a repeated
+    // id after its first occurrence fails alone.
+    upsertEntries: unaryHandler(
+      logger,
+      'upsertEntries',
+      async (req: knowledge.UpsertEntriesRequest, call) => {
+        await record(calls.upsertEntries)(req, call);
+        if (state.upsertError) throw state.upsertError;
+        if (req.entries.length > 1000)
+          throw new AppError('invalid_request', 'at most 1000 entries per call', {
+            param: 'entries',
+          });
+        const entries = kbOf(req.orgId);
+        const seen = new Set<string>();
+        const result: knowledge.UpsertEntriesResponse = { inserted: 0, updated: 0, failed: [] };
+        req.entries.forEach((entry, index) => {
+          if (entry.question === REJECTED_QUESTION) {
+            result.failed.push({ index, message: 'question was refused by the knowledge service' });
+          } else if (seen.has(entry.id)) {
+            result.failed.push({ index, message: `duplicate id "${entry.id}"` });
+          } else {
+            seen.add(entry.id);
+            if (entries.has(entry.id)) result.updated++;
+            else result.inserted++;
+            entries.set(entry.id, entry);
+          }
+        });
+        return result;
+      },
+    ),
+    deleteEntries: unaryHandler(
+      logger,
+      'deleteEntries',
+      async (req: knowledge.DeleteEntriesRequest, call) => {
+        await record(calls.deleteEntries)(req, call);
+        const entries = kbOf(req.orgId);
+        return { deleted: req.ids.filter((id) => entries.delete(id)).length };
+      },
+    ),
+    countEntries: unaryHandler(
+      logger,
+      'countEntries',
+      async (req: knowledge.CountEntriesRequest, call) => {
+        await record(calls.countEntries)(req, call);
+        return { count: kbOf(req.orgId).size };
+      },
+    ),
   };
 
   const answersImpl = {
@@ -198,11 +272,14 @@ export async function startFakeUpstreams(): Promise<FakeUpstreams> {
       priority: 'medium',
       summary: '',
     })),
-    getUsage: unaryHandler(logger, 'getUsage', async () => ({
-      month: '2026-11',
-      deflectionsUsed: 0,
-      deflectionLimit: 0,
-    })),
+    getUsage: unaryHandler(logger, 'getUsage', async (req: answers.GetUsageRequest, call) => {
+      await record(calls.getUsage)(req, call);
+      return {
+        month: '2026-11',
+        deflectionsUsed: deflectionsUsed.get(req.orgId) ?? 0,
+        deflectionLimit: req.deflectionMonthlyLimit,
+      };
+    }),
   };
 
   const digests = new Map<string, digest.Digest>();
@@ -216,14 +293,39 @@ export async function startFakeUpstreams(): Promise<FakeUpstreams> {
         return d ? { digest: d } : {};
       },
     ),
-    buildDigest: unaryHandler(logger, 'buildDigest', async () => {
-      throw new AppError('internal_error', 'not implemented in the fake');
-    }),
+    buildDigest: unaryHandler(
+      logger,
+      'buildDigest',
+      async (req: digest.BuildDigestRequest, call) => {
+        await record(calls.buildDigest)(req, call);
+        if (req.weekStart === NOT_A_MONDAY) {
+          throw new AppError(
+            'invalid_request',
+            'week_start must be a Monday (ISO weeks start on Monday)',
+            { param: 'week_start' },
+          );
+        }
+        if (req.weekStart === DIGEST_BUSY_WEEK) throw new AppError('service_unavailable', 'busy');
+        const weekStart = req.weekStart ?? '2026-11-09';
+        const end = new Date(`${weekStart}T00:00:00Z`);
+        end.setUTCDate(end.getUTCDate() + 6);
+        const built: digest.Digest = {
+          orgId: req.orgId,
+          weekStart,
+          weekEnd: end.toISOString().slice(0, 10),
+          ticketCount: 3,
+          content: `# FAQ digest ${weekStart}\n\n## Password resets\n\nThree tickets asked how to reset a password.\n`,
+          generatedAt: '2026-11-16T06:00:00.000Z',
+        };
+        digests.set(req.orgId, built);
+        return { digest: built };
+      },
+    ),
   };
 
   const server: GrpcServerHandle = await startGrpcServer({
     host: '127.0.0.1',
-    port: 0,
+    port: options.port ?? 0,
     logger,
     services: [
       { definition: tickets.TicketsServiceService, implementation: ticketsImpl },
@@ -244,6 +346,14 @@ export async function startFakeUpstreams(): Promise<FakeUpstreams> {
     set delayMs(ms: number) {
       state.delayMs = ms;
     },
+    kb,
+    get upsertError() {
+      return state.upsertError;
+    },
+    set upsertError(err: AppError | undefined) {
+      state.upsertError = err;
+    },
+    deflectionsUsed,
     // Policy pushes are admin-side, not caused by agent requests.
     totalCalls: () =>
       Object.entries(calls).reduce(

@@ -54,7 +54,6 @@ export interface HttpResult {
   status: number;
   headers: Headers;
   text: string;
-   
   json: any;
 }
 

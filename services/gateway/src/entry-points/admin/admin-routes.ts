@@ -1,13 +1,19 @@
-import { invalidRequest } from '@support-agent/shared';
+import type { digest as digestPb } from '@support-agent/proto';
+import { AppError, invalidRequest } from '@support-agent/shared';
 import express, { type RequestHandler, type Router } from 'express';
+import type { AnswersClient } from '../../clients/answers.client.js';
+import type { DigestClient } from '../../clients/digest.client.js';
+import type { KnowledgeClient } from '../../clients/knowledge.client.js';
 import type { TicketsClient } from '../../clients/tickets.client.js';
+import { importKbEntries, parseKbEntryId } from '../../domain/kb-import.js';
 import type { ApiKeyRecord, OrgWithSettings } from '../../domain/model.js';
 import type { OrgAdmin } from '../../domain/orgs.js';
 import { parseSettingsPatch, settingsToJson } from '../../domain/settings.js';
 import { TICKET_STATUSES, ticketToJson } from '../http/agent-routes.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { jsonBody } from '../http/json-body.js';
-import { readEnum } from '../http/validation.js';
+import { isMissing, readEnum } from '../http/validation.js';
+import { kbImportBody, parseKbImportRows, type KbImportLocals } from './kb-import-body.js';
 
 export const ADMIN_BODY_LIMIT = 1024 * 1024;
 
@@ -15,9 +21,15 @@ export interface AdminRouteDeps {
   auth: RequestHandler;
   orgs: OrgAdmin;
   tickets: TicketsClient;
+  knowledge: KnowledgeClient;
+  digest: DigestClient;
+  answers: AnswersClient;
 }
 
-/** Admin API v1 (DESIGN.md §5): organizations, settings, keys, ticket status. */
+/**
+ * Admin API v1 (DESIGN.md §5): organizations, settings, keys, ticket status, KB entries,
+ * digest builds and deflection usage.
+ */
 export function adminRouter(deps: AdminRouteDeps): Router {
   const { auth, orgs, tickets } = deps;
   const body = jsonBody(ADMIN_BODY_LIMIT);
@@ -95,7 +107,116 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     })
     .all(methodNotAllowed(['PATCH']));
 
+  router
+    .route('/orgs/:org/kb/entries')
+    .post(auth, ...kbImportBody(), importKbEntriesRoute(deps))
+    .all(methodNotAllowed(['POST']));
+  // Other methods on …/count fall through to the entry route: an entry may be called "count".
+  router.route('/orgs/:org/kb/entries/count').get(auth, countKbEntries(deps));
+  const entryMethods = methodNotAllowed(['DELETE']);
+  const countMethods = methodNotAllowed(['GET', 'HEAD', 'DELETE']);
+  router
+    .route('/orgs/:org/kb/entries/:id')
+    .delete(auth, deleteKbEntry(deps))
+    .all((req, res, next) =>
+      (req.params.id === 'count' ? countMethods : entryMethods)(req, res, next),
+    );
+
+  router
+    .route('/orgs/:org/digests')
+    .post(auth, ...jsonBody(ADMIN_BODY_LIMIT, { allowEmpty: true }), buildDigest(deps))
+    .all(methodNotAllowed(['POST']));
+
+  router
+    .route('/orgs/:org/usage')
+    .get(auth, getUsage(deps))
+    .all(methodNotAllowed(['GET', 'HEAD']));
+
   return router;
+}
+
+function importKbEntriesRoute({ orgs, knowledge }: AdminRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const orgId = String(req.params.org);
+    const format = (res.locals as KbImportLocals).kbImportFormat!;
+    const rows = parseKbImportRows(req.body, format);
+    await orgs.requireOrg(orgId);
+    const result = await importKbEntries(knowledge, orgId, rows, { requestId: String(req.id) });
+    res.json(result);
+  };
+}
+
+function deleteKbEntry({ orgs, knowledge }: AdminRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const orgId = String(req.params.org);
+    const id = parseKbEntryId(String(req.params.id));
+    await orgs.requireOrg(orgId);
+    const { deleted } = await knowledge.deleteEntries({ orgId, ids: [id] }, String(req.id));
+    if (deleted === 0) {
+      throw new AppError('not_found', `KB entry ${id} not found in organization ${orgId}`);
+    }
+    res.status(204).end();
+  };
+}
+
+function countKbEntries({ orgs, knowledge }: AdminRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const orgId = String(req.params.org);
+    await orgs.requireOrg(orgId);
+    const { count } = await knowledge.countEntries({ orgId }, String(req.id));
+    res.json({ count });
+  };
+}
+
+const ISO_DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+
+/** The shape is checked here; the digest service judges the date (a Monday, not in the future). */
+function readWeekStart(value: unknown): string | undefined {
+  if (isMissing(value)) return undefined;
+  if (typeof value !== 'string' || !ISO_DATE.test(value)) {
+    throw invalidRequest('week_start must be a date in the form YYYY-MM-DD', 'week_start');
+  }
+  return value;
+}
+
+function buildDigest({ orgs, digest }: AdminRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const orgId = String(req.params.org);
+    const weekStart = readWeekStart((req.body as Record<string, unknown>).week_start);
+    await orgs.requireOrg(orgId);
+    const { digest: built } = await digest.buildDigest(
+      { orgId, ...(weekStart !== undefined ? { weekStart } : {}) },
+      String(req.id),
+    );
+    if (!built) throw new Error('digest service returned no digest');
+    res.json(digestToJson(built));
+  };
+}
+
+function getUsage({ orgs, answers }: AdminRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const org = await orgs.requireOrg(String(req.params.org));
+    const usage = await answers.getUsage(
+      { orgId: org.id, deflectionMonthlyLimit: org.settings.deflectionMonthlyLimit },
+      String(req.id),
+    );
+    res.json({
+      month: usage.month,
+      deflections_used: usage.deflectionsUsed,
+      deflection_limit: usage.deflectionLimit,
+    });
+  };
+}
+
+export function digestToJson(d: digestPb.Digest): Record<string, unknown> {
+  return {
+    org_id: d.orgId,
+    week_start: d.weekStart,
+    week_end: d.weekEnd,
+    ticket_count: d.ticketCount,
+    content: d.content,
+    generated_at: d.generatedAt,
+  };
 }
 
 function parseTicketId(value: string): number {

@@ -1,5 +1,8 @@
 import type { Logger } from '@support-agent/shared';
 import express, { type Express } from 'express';
+import type { AnswersClient } from '../../clients/answers.client.js';
+import type { DigestClient } from '../../clients/digest.client.js';
+import type { KnowledgeClient } from '../../clients/knowledge.client.js';
 import type { TicketsClient } from '../../clients/tickets.client.js';
 import type { OrgAdmin } from '../../domain/orgs.js';
 import { errorHandler, notFound } from '../http/errors.js';
@@ -12,6 +15,9 @@ export interface AdminAppDeps {
   adminToken: string;
   orgs: OrgAdmin;
   tickets: TicketsClient;
+  knowledge: KnowledgeClient;
+  digest: DigestClient;
+  answers: AnswersClient;
   shuttingDown: () => boolean;
 }
 
@@ -26,7 +32,14 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   app.use(accessLog(deps.logger.child({ listener: 'admin' })));
   app.use(
     '/admin/v1',
-    adminRouter({ auth: adminAuth(deps.adminToken), orgs: deps.orgs, tickets: deps.tickets }),
+    adminRouter({
+      auth: adminAuth(deps.adminToken),
+      orgs: deps.orgs,
+      tickets: deps.tickets,
+      knowledge: deps.knowledge,
+      digest: deps.digest,
+      answers: deps.answers,
+    }),
   );
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -79,6 +79,7 @@ export function toAppError(err: unknown): AppError {
 
 function formatBytes(limit: number | undefined): string {
   if (limit === undefined) return 'the size limit';
+  if (limit % (1024 * 1024) === 0) return `${limit / (1024 * 1024)} MiB`;
   return limit % 1024 === 0 ? `${limit / 1024} KiB` : `${limit} bytes`;
 }
 

@@ -1,17 +1,28 @@
 import { AppError } from '@support-agent/shared';
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
 import { requireObjectBody } from './validation.js';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
+
+/** True when a request carries no body bytes at all. */
+function hasNoBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+}
 
 /**
  * JSON body parsing for POST/PATCH routes, placed after authentication, scope and rate-limit
  * checks. Content-Type must be application/json (parameters such as charset allowed); the
  * body must be a JSON object of at most `limit` bytes (413 payload_too_large beyond).
+ * With `allowEmpty`, a request without a body counts as `{}` (every field optional).
  */
-export function jsonBody(limit: number = PUBLIC_BODY_LIMIT): RequestHandler[] {
+export function jsonBody(
+  limit: number = PUBLIC_BODY_LIMIT,
+  options: { allowEmpty?: boolean } = {},
+): RequestHandler[] {
   const parse = express.json({ limit, strict: true, type: () => true });
   const requireJson: RequestHandler = (req, _res, next) => {
+    if (options.allowEmpty && hasNoBody(req)) return next();
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json') {
       throw new AppError('invalid_request', 'Content-Type must be application/json', {
@@ -21,6 +32,7 @@ export function jsonBody(limit: number = PUBLIC_BODY_LIMIT): RequestHandler[] {
     next();
   };
   const requireObject: RequestHandler = (req, _res, next) => {
+    if (options.allowEmpty && req.body === undefined) req.body = {};
     requireObjectBody(req.body);
     next();
   };

@@ -1,0 +1,84 @@
+import { AppError, invalidRequest } from '@support-agent/shared';
+import express, { type RequestHandler } from 'express';
+import type { KbImportRow } from '../../domain/kb-import.js';
+
+export const KB_IMPORT_BODY_LIMIT = 10 * 1024 * 1024;
+
+export type KbImportFormat = 'json' | 'jsonl';
+
+const FORMATS: Record<string, KbImportFormat> = {
+  'application/json': 'json',
+  'application/x-ndjson': 'jsonl',
+  'application/jsonl': 'jsonl',
+  'application/x-jsonlines': 'jsonl',
+  'text/plain': 'jsonl',
+};
+
+/** Set by kbImportBody: the import format Content-Type chose. */
+export interface KbImportLocals {
+  kbImportFormat?: KbImportFormat;
+}
+
+/**
+ * Body parsing of `POST …/kb/entries`: a JSON array (application/json) or JSON lines
+ * (application/x-ndjson, application/jsonl or text/plain), UTF-8, at most 10 MiB (413 beyond).
+ * Leaves the raw text in req.body and the format in res.locals.
+ */
+export function kbImportBody(limit: number = KB_IMPORT_BODY_LIMIT): RequestHandler[] {
+  const readText = express.text({ limit, type: () => true, defaultCharset: 'utf-8' });
+  const chooseFormat: RequestHandler = (req, res, next) => {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const format = FORMATS[type];
+    if (!format) {
+      throw new AppError(
+        'invalid_request',
+        'Content-Type must be application/json (a JSON array of entries) or application/x-ndjson, application/jsonl or text/plain (one entry per line)',
+        { param: 'Content-Type' },
+      );
+    }
+    (res.locals as KbImportLocals).kbImportFormat = format;
+    next();
+  };
+  return [chooseFormat, readText];
+}
+
+/**
+ * Splits an import body into rows. JSON array: row `line` is the 1-based position. JSON
+ * lines: the 1-based line; blank lines are skipped, a line that is not JSON is a failed row.
+ * An empty body, malformed or non-array JSON, or one without any row is a 400.
+ */
+export function parseKbImportRows(body: unknown, format: KbImportFormat): KbImportRow[] {
+  const text = (typeof body === 'string' ? body : '').replace(/^\uFEFF/, '');
+  if (!text.trim()) throw invalidRequest('request body is empty: send at least one entry');
+  const rows = format === 'json' ? arrayRows(text) : lineRows(text);
+  if (rows.length === 0) throw invalidRequest('request body holds no entries');
+  return rows;
+}
+
+function arrayRows(text: string): KbImportRow[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalidRequest('request body is not valid JSON');
+  }
+  if (!Array.isArray(parsed)) {
+    throw invalidRequest(
+      'request body must be a JSON array of entries (or JSON lines, with Content-Type application/x-ndjson)',
+    );
+  }
+  return parsed.map((value: unknown, i) => ({ line: i + 1, value }));
+}
+
+function lineRows(text: string): KbImportRow[] {
+  const rows: KbImportRow[] = [];
+  text.split('\n').forEach((raw, i) => {
+    if (!raw.trim()) return;
+    try {
+      rows.push({ line: i + 1, value: JSON.parse(raw) as unknown });
+    } catch {
+      rows.push({ line: i + 1, error: 'not valid JSON' });
+    }
+  });
+  return rows;
+}
