@@ -14,102 +14,10 @@ import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
 import { collectionName } from '../src/domain/fingerprint.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { upsertEntries } from '../src/domain/upsert.js';
-import type { EntryInput } from '../src/domain/validation.js';
+import { entry, queryFor, random } from '../../../bench/synthetic-kb.js';
 
 const sizes = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
 const queryCount = Number(process.argv[3] ?? 1000);
-
-/** Small deterministic PRNG (mulberry32) so every run sees the same data. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = rng(42);
-const SYLLABLES = [
-  'ka',
-  'lo',
-  'mi',
-  'ne',
-  'ru',
-  'sta',
-  'ver',
-  'po',
-  'lin',
-  'dex',
-  'tor',
-  'qua',
-  'zen',
-  'fi',
-  'gro',
-  'bel',
-  'sun',
-  'tra',
-];
-const FUNCTION_WORDS = [
-  'the',
-  'a',
-  'to',
-  'of',
-  'in',
-  'is',
-  'how',
-  'do',
-  'i',
-  'my',
-  'can',
-  'with',
-  'for',
-  'and',
-  'it',
-  'on',
-];
-const VOCABULARY = Array.from({ length: 20_000 }, () => {
-  const n = 2 + Math.floor(random() * 3);
-  return Array.from({ length: n }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(
-    '',
-  );
-});
-// Zipf(1.1) over the vocabulary: a few very common words, a long tail of rare ones.
-const CUMULATIVE = (() => {
-  const weights = VOCABULARY.map((_, i) => 1 / Math.pow(i + 1, 1.1));
-  const total = weights.reduce((a, b) => a + b, 0);
-  let acc = 0;
-  return weights.map((w) => (acc += w / total));
-})();
-
-function word(): string {
-  if (random() < 0.3) return FUNCTION_WORDS[Math.floor(random() * FUNCTION_WORDS.length)]!;
-  const r = random();
-  let lo = 0;
-  let hi = CUMULATIVE.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (CUMULATIVE[mid]! < r) lo = mid + 1;
-    else hi = mid;
-  }
-  return VOCABULARY[lo]!;
-}
-
-const sentence = (min: number, max: number) =>
-  Array.from({ length: min + Math.floor(random() * (max - min + 1)) }, word).join(' ');
-
-function entry(i: number): Required<EntryInput> {
-  return { id: `e${i}`, question: `${sentence(6, 12)}?`, answer: `${sentence(30, 80)}.`, tags: [] };
-}
-
-/** A query paraphrasing a random entry's question: some of its words, some noise. */
-function queryFor(question: string): string {
-  const words = question.replace('?', '').split(' ');
-  const kept = words.filter(() => random() < 0.6);
-  return [...kept, word(), word()].join(' ');
-}
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
