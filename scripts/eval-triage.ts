@@ -1,0 +1,216 @@
+// Measures the triage classifier on labelled issues (e.g. /work/shared/data/nlbse24/train.jsonl).
+//
+//   npm run eval:triage -- <file.jsonl>                 ClassifyTicket on a running answers service (ANSWERS_ADDR)
+//   npm run eval:triage -- <file.jsonl> --in-process    the built-in classifier, without a service
+//
+// Each row {title, body, label: bug|feature|question} is classified from `title + "\n\n" + body`.
+// The five categories fold into three: bug, feature (feature_request), question (how_to,
+// general_question, documentation). Prints per-class precision/recall/F1, macro-F1 and the
+// confusion matrix. Measurement only: nothing here feeds back into training.
+import { readFileSync } from 'node:fs';
+import { callUnary, createGrpcClient } from '@support-agent/shared';
+import { answers } from '@support-agent/proto';
+import { classify } from '../services/answers/src/domain/classifier.js';
+import { loadTriageModel } from '../services/answers/src/domain/triage-model.js';
+
+const CLASSES = ['bug', 'feature', 'question'] as const;
+type EvalClass = (typeof CLASSES)[number];
+
+const FOLD: Record<string, EvalClass> = {
+  bug: 'bug',
+  feature_request: 'feature',
+  how_to: 'question',
+  general_question: 'question',
+  documentation: 'question',
+};
+
+interface Row {
+  id?: string;
+  repo?: string;
+  label: string;
+  title?: string;
+  body?: string;
+}
+
+function usage(): never {
+  process.stderr.write(
+    'usage: npm run eval:triage -- <file.jsonl> [--in-process] [--concurrency N]\n',
+  );
+  process.exit(2);
+}
+
+function parseArgs(argv: string[]): { file: string; inProcess: boolean; concurrency: number } {
+  let file: string | undefined;
+  let inProcess = false;
+  let concurrency = 8;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--in-process') inProcess = true;
+    else if (a === '--concurrency') concurrency = Number(argv[++i]);
+    else if (a.startsWith('-')) usage();
+    else file = a;
+  }
+  if (!file || !Number.isInteger(concurrency) || concurrency < 1) usage();
+  return { file, inProcess, concurrency };
+}
+
+function readRows(file: string): Row[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l, i) => {
+      const row = JSON.parse(l) as Row;
+      if (!CLASSES.includes(row.label as EvalClass))
+        throw new Error(`line ${i + 1}: label must be bug, feature or question`);
+      return row;
+    });
+}
+
+type Classifier = (text: string) => Promise<string>;
+
+function inProcessClassifier(): Classifier {
+  const model = loadTriageModel();
+  return async (text) => classify(model, text).category;
+}
+
+function serviceClassifier(address: string): { classify: Classifier; close(): void } {
+  const client = createGrpcClient(answers.AnswersServiceClient, address);
+  return {
+    classify: async (text) =>
+      (
+        await callUnary(
+          client.classifyTicket.bind(client),
+          { content: text },
+          { timeoutMs: 60_000 },
+        )
+      ).category,
+    close: () => client.close(),
+  };
+}
+
+/** Runs fn over items with at most `limit` in flight, keeping order. */
+async function mapLimit<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
+
+interface Scores {
+  perClass: Record<EvalClass, { precision: number; recall: number; f1: number; support: number }>;
+  macroF1: number;
+  accuracy: number;
+  confusion: Record<EvalClass, Record<EvalClass, number>>;
+}
+
+function score(gold: EvalClass[], predicted: EvalClass[]): Scores {
+  const confusion = Object.fromEntries(
+    CLASSES.map((g) => [g, Object.fromEntries(CLASSES.map((p) => [p, 0]))]),
+  ) as Record<EvalClass, Record<EvalClass, number>>;
+  gold.forEach((g, i) => confusion[g][predicted[i]!]++);
+  const perClass = {} as Scores['perClass'];
+  for (const c of CLASSES) {
+    const tp = confusion[c][c];
+    const predictedC = CLASSES.reduce((s, g) => s + confusion[g][c], 0);
+    const support = CLASSES.reduce((s, p) => s + confusion[c][p], 0);
+    const precision = predictedC ? tp / predictedC : 0;
+    const recall = support ? tp / support : 0;
+    const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
+    perClass[c] = { precision, recall, f1, support };
+  }
+  const macroF1 = CLASSES.reduce((s, c) => s + perClass[c].f1, 0) / CLASSES.length;
+  const accuracy = gold.filter((g, i) => g === predicted[i]).length / Math.max(1, gold.length);
+  return { perClass, macroF1, accuracy, confusion };
+}
+
+function report(title: string, s: Scores, detailed: boolean): void {
+  const f = (x: number) => x.toFixed(3);
+  console.log(`\n${title}`);
+  if (detailed) {
+    console.log('class      precision  recall  f1     support');
+    for (const c of CLASSES) {
+      const p = s.perClass[c];
+      console.log(
+        `${c.padEnd(10)} ${f(p.precision).padStart(9)}  ${f(p.recall).padStart(6)}  ${f(p.f1)}  ${String(p.support).padStart(7)}`,
+      );
+    }
+  }
+  console.log(`macro-F1 ${f(s.macroF1)}   accuracy ${f(s.accuracy)}`);
+  if (detailed) {
+    console.log('\nconfusion (rows = label, columns = prediction)');
+    console.log(`${''.padEnd(10)}${CLASSES.map((c) => c.padStart(10)).join('')}`);
+    for (const g of CLASSES)
+      console.log(
+        `${g.padEnd(10)}${CLASSES.map((p) => String(s.confusion[g][p]).padStart(10)).join('')}`,
+      );
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const rows = readRows(args.file);
+  const address = process.env.ANSWERS_ADDR ?? '127.0.0.1:50053';
+  const service = args.inProcess ? undefined : serviceClassifier(address);
+  const classifyText = service?.classify ?? inProcessClassifier();
+  console.log(
+    `${rows.length} rows from ${args.file}; classifier: ${args.inProcess ? 'built-in, in process' : `ClassifyTicket at ${address}`}`,
+  );
+
+  const started = Date.now();
+  let categories: string[];
+  try {
+    categories = await mapLimit(rows, args.inProcess ? 1 : args.concurrency, (r) =>
+      classifyText(`${r.title ?? ''}\n\n${r.body ?? ''}`),
+    );
+  } finally {
+    service?.close();
+  }
+  const gold = rows.map((r) => r.label as EvalClass);
+  const predicted = categories.map((c) => {
+    const folded = FOLD[c];
+    if (!folded) throw new Error(`unexpected category ${c}`);
+    return folded;
+  });
+
+  const counts = new Map<string, number>();
+  for (const c of categories) counts.set(c, (counts.get(c) ?? 0) + 1);
+  console.log(
+    `predicted categories: ${[...counts]
+      .sort()
+      .map(([c, n]) => `${c} ${n}`)
+      .join(', ')}`,
+  );
+  report('overall', score(gold, predicted), true);
+
+  const repos = [...new Set(rows.map((r) => r.repo).filter((r): r is string => !!r))].sort();
+  if (repos.length > 1) {
+    for (const repo of repos) {
+      const idx = rows.flatMap((r, i) => (r.repo === repo ? [i] : []));
+      report(
+        `repo ${repo} (${idx.length} rows)`,
+        score(
+          idx.map((i) => gold[i]!),
+          idx.map((i) => predicted[i]!),
+        ),
+        false,
+      );
+    }
+  }
+  console.log(`\n${rows.length} rows in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`eval-triage: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

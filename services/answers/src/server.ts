@@ -1,0 +1,211 @@
+import { join } from 'node:path';
+import { createLogger, redactUrl, startGrpcServer, type Logger } from '@support-agent/shared';
+import { answers } from '@support-agent/proto';
+import { llmConfigured, type AnswersConfig } from './config.js';
+import type {
+  DeflectionLedger,
+  LanguageModel,
+  PolicyStore,
+  TicketEventSource,
+} from './domain/ports.js';
+import type { TriageDeps } from './domain/triage.js';
+import { loadTriageModel } from './domain/triage-model.js';
+import { EmbeddedLedger } from './data-access/embedded-ledger.js';
+import { JsonlTicketEvents } from './data-access/embedded-ticket-events.js';
+import { ExtractiveModel } from './data-access/extractive-llm.js';
+import { KnowledgeClient } from './data-access/knowledge-client.js';
+import { MysqlLedger } from './data-access/mysql-ledger.js';
+import { JetStreamTicketEvents } from './data-access/nats-ticket-events.js';
+import { OpenAiModel } from './data-access/openai-llm.js';
+import { TicketsClient } from './data-access/tickets-client.js';
+import { createAnswersHandlers } from './entry-points/grpc/answers-handlers.js';
+import { TriageConsumer } from './entry-points/events/triage-consumer.js';
+
+const HOUR_MS = 3_600_000;
+/** Settled reservations are kept this long: a redelivered triage event must still find its commit. */
+const RESERVATION_RETENTION_MS = 35 * 24 * HOUR_MS;
+
+export interface AnswersServer {
+  /** The bound gRPC port (the real one when ANSWERS_ADDR asked for port 0). */
+  port: number;
+  /** Graceful: health NOT_SERVING, triage drains, in-flight calls finish, then connections close. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Clock for the ledger (tests move it); defaults to the real one. */
+  now?: () => Date;
+}
+
+/** Starts the answers service: ledger, gRPC server with health, sweeper, and the triage consumer. */
+export async function start(
+  config: AnswersConfig,
+  logger: Logger = createLogger('answers', config.LOG_LEVEL),
+  options: StartOptions = {},
+): Promise<AnswersServer> {
+  const closers: Array<() => Promise<void> | void> = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        logger.error({ err }, 'error while closing');
+      }
+    }
+    closers.length = 0;
+  };
+
+  try {
+    const now = options.now ?? (() => new Date());
+    const ledger = await openLedger(config, logger);
+    closers.push(() => ledger.close());
+
+    const knowledge = new KnowledgeClient(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
+    closers.push(() => knowledge.close());
+    const tickets = new TicketsClient(config.TICKETS_ADDR.address, config.GRPC_DEADLINE_MS);
+    closers.push(() => tickets.close());
+
+    const builtin = new ExtractiveModel(loadTriageModel());
+    let llm: LanguageModel | undefined;
+    if (llmConfigured(config)) {
+      llm = new OpenAiModel({
+        apiKey: config.OPENAI_API_KEY,
+        baseURL: config.OPENAI_BASE_URL,
+        model: config.ANSWERS_MODEL,
+        maxRetries: config.LLM_MAX_RETRIES,
+        breakerFailures: config.LLM_BREAKER_FAILURES,
+        breakerOpenMs: config.LLM_BREAKER_OPEN_MS,
+        logger,
+      });
+      logger.info(
+        {
+          model: config.ANSWERS_MODEL,
+          baseUrl: config.OPENAI_BASE_URL ? redactUrl(config.OPENAI_BASE_URL) : 'default',
+        },
+        'LLM provider: openai (built-in fallback)',
+      );
+    } else {
+      logger.info('LLM provider: built-in (extractive answers, shipped classifier)');
+    }
+
+    const deps: TriageDeps = {
+      ledger,
+      policies: ledger,
+      knowledge,
+      tickets,
+      builtin,
+      llm,
+      logger,
+      now,
+      reservationTtlMs: config.RESERVATION_TTL_MS,
+      llmTimeoutMs: config.LLM_TIMEOUT_MS,
+    };
+
+    const sweeper = startSweeper(ledger, logger, now, config.RESERVATION_TTL_MS);
+    closers.push(() => sweeper.stop());
+
+    const grpc = await startGrpcServer({
+      host: config.ANSWERS_ADDR.host,
+      port: config.ANSWERS_ADDR.port,
+      services: [
+        {
+          definition: answers.AnswersServiceService,
+          implementation: createAnswersHandlers(deps, logger),
+        },
+      ],
+      logger,
+    });
+    closers.push(() => grpc.stop(0));
+
+    const consumer = new TriageConsumer(openEventSource(config, logger), deps, logger);
+    consumer.start();
+    closers.push(() => consumer.stop());
+    logger.info(
+      { address: `${config.ANSWERS_ADDR.host}:${grpc.port}` },
+      'answers service listening',
+    );
+
+    let stopping: Promise<void> | undefined;
+    return {
+      port: grpc.port,
+      stop() {
+        stopping ??= (async () => {
+          grpc.health.setServing(false);
+          await consumer.stop();
+          await grpc.stop(config.SHUTDOWN_GRACE_MS);
+          await closeAll();
+          logger.info('answers service stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+/** MySQL when MYSQL_URL is set, the embedded journal otherwise (config guarantees EMBEDDED then). */
+async function openLedger(
+  config: AnswersConfig,
+  logger: Logger,
+): Promise<DeflectionLedger & PolicyStore> {
+  if (config.MYSQL_URL) {
+    logger.info({ mysql: redactUrl(config.MYSQL_URL) }, 'deflection ledger: MySQL');
+    return MysqlLedger.open(config.MYSQL_URL, logger, { poolSize: config.MYSQL_POOL_SIZE });
+  }
+  return EmbeddedLedger.open(join(config.DATA_DIR, 'answers'), logger);
+}
+
+function openEventSource(config: AnswersConfig, logger: Logger): TicketEventSource {
+  if (config.NATS_URL) {
+    return new JetStreamTicketEvents(config.NATS_URL, logger, {
+      concurrency: config.TRIAGE_CONCURRENCY,
+      replicas: config.NATS_STREAM_REPLICAS,
+      ackWaitMs: config.TRIAGE_ACK_WAIT_MS,
+    });
+  }
+  return new JsonlTicketEvents(
+    join(config.DATA_DIR, 'events', 'tickets.jsonl'),
+    join(config.DATA_DIR, 'answers', 'triage-offset.json'),
+    logger,
+    { concurrency: config.TRIAGE_CONCURRENCY },
+  );
+}
+
+/**
+ * Releases reservations of generations that never finished (a crash mid-generation)
+ * once their TTL passed, and forgets settled ones after RESERVATION_RETENTION_MS.
+ */
+function startSweeper(
+  ledger: DeflectionLedger,
+  logger: Logger,
+  now: () => Date,
+  ttlMs: number,
+): { stop(): Promise<void> } {
+  const intervalMs = Math.max(250, Math.min(30_000, Math.floor(ttlMs / 2)));
+  let lastPurge = 0;
+  let running: Promise<void> | undefined;
+  const sweep = async () => {
+    try {
+      await ledger.releaseExpired(now());
+      if (Date.now() - lastPurge > HOUR_MS) {
+        lastPurge = Date.now();
+        const purged = await ledger.purge(new Date(now().getTime() - RESERVATION_RETENTION_MS));
+        if (purged > 0) logger.info({ purged }, 'purged settled deflection reservations');
+      }
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'deflection sweep failed');
+    }
+  };
+  const timer = setInterval(() => {
+    running ??= sweep().finally(() => (running = undefined));
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
