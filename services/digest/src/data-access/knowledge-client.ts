@@ -1,0 +1,100 @@
+import { callUnary, createGrpcClient, type Logger } from '@support-agent/shared';
+import { knowledge } from '@support-agent/proto';
+import type { Embedder, Embeddings, KbHit, KnowledgeSearch } from '../domain/ports.js';
+
+/**
+ * The knowledge service over gRPC: KnowledgeService.Search and
+ * EmbeddingsService.Embed, both at KNOWLEDGE_ADDR, every call with a deadline.
+ * Failures arrive as AppError (service_unavailable when the peer is down).
+ */
+export class KnowledgeClient implements KnowledgeSearch, Embedder {
+  private readonly search_: knowledge.KnowledgeServiceClient;
+  private readonly embed_: knowledge.EmbeddingsServiceClient;
+
+  constructor(
+    address: string,
+    private readonly deadlineMs: number,
+  ) {
+    this.search_ = createGrpcClient(knowledge.KnowledgeServiceClient, address);
+    this.embed_ = createGrpcClient(knowledge.EmbeddingsServiceClient, address);
+  }
+
+  async search(orgId: string, query: string, limit: number): Promise<KbHit[]> {
+    const res = await callUnary(
+      this.search_.search.bind(this.search_),
+      { orgId, query, limit },
+      { timeoutMs: this.deadlineMs },
+    );
+    return res.results.map((h) => ({
+      entryId: h.entryId,
+      question: h.question,
+      answer: h.answer,
+      score: h.score,
+    }));
+  }
+
+  async embed(texts: string[]): Promise<Embeddings> {
+    const res = await callUnary(
+      this.embed_.embed.bind(this.embed_),
+      { texts },
+      { timeoutMs: this.deadlineMs },
+    );
+    return {
+      vectors: res.embeddings.map((e) => Float32Array.from(e.values)),
+      fingerprint: res.fingerprint,
+    };
+  }
+
+  close(): void {
+    this.search_.close();
+    this.embed_.close();
+  }
+}
+
+/**
+ * Topic embeddings: knowledge's EmbeddingsService (so topics are grouped in the
+ * same vector space as the KB), in batches; if it is unavailable or answers
+ * inconsistently, every text of the build falls back to the built-in lexical
+ * embeddings (one vector space per build, never mixed).
+ */
+export class FallbackEmbedder implements Embedder {
+  constructor(
+    private readonly remote: Embedder | undefined,
+    private readonly fallback: Embedder,
+    private readonly logger: Logger,
+    private readonly batchSize = 128,
+  ) {}
+
+  async embed(texts: string[]): Promise<Embeddings> {
+    if (this.remote && texts.length > 0) {
+      try {
+        return await this.embedRemote(this.remote, texts);
+      } catch (err) {
+        this.logger.warn(
+          { err: (err as Error).message },
+          'knowledge embeddings unavailable; using the built-in lexical embeddings',
+        );
+      }
+    }
+    return this.fallback.embed(texts);
+  }
+
+  private async embedRemote(remote: Embedder, texts: string[]): Promise<Embeddings> {
+    const vectors: Float32Array[] = [];
+    let fingerprint: string | undefined;
+    for (let i = 0; i < texts.length; i += this.batchSize) {
+      const batch = texts.slice(i, i + this.batchSize);
+      const res = await remote.embed(batch);
+      if (res.vectors.length !== batch.length)
+        throw new Error(`asked ${batch.length} embeddings, got ${res.vectors.length}`);
+      if (fingerprint !== undefined && res.fingerprint !== fingerprint)
+        throw new Error('the embeddings model changed during the build');
+      fingerprint = res.fingerprint;
+      vectors.push(...res.vectors);
+    }
+    const dims = vectors[0]?.length ?? 0;
+    if (dims === 0 || vectors.some((v) => v.length !== dims))
+      throw new Error('embeddings of inconsistent dimensions');
+    return { vectors, fingerprint: fingerprint ?? 'unknown' };
+  }
+}

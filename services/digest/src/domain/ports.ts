@@ -1,0 +1,134 @@
+import type { TicketAggregate } from './aggregate.js';
+import type { TicketEvent } from './events.js';
+
+/** A ticket of one week, as the digest builder reads it. */
+export interface WeekTicket {
+  ticketId: number;
+  content: string;
+  createdAt: Date;
+  category: string | null;
+  status: string | null;
+  answered: boolean;
+  aiSummary: string | null;
+  aiAnswer: string | null;
+}
+
+export interface StoredDigest {
+  orgId: string;
+  weekStart: string;
+  weekEnd: string;
+  ticketCount: number;
+  content: string;
+  generatedAt: Date;
+}
+
+export interface WeekCount {
+  orgId: string;
+  weekStart: string;
+  ticketCount: number;
+}
+
+export type ApplyOutcome = 'applied' | 'duplicate';
+
+/** Weekly aggregates, maintained from ticket events exactly once per event id. */
+export interface AggregateStore {
+  /**
+   * Records the event id and folds the event into the ticket and week rows in
+   * one transaction; an id seen before changes nothing ('duplicate').
+   */
+  applyEvent(event: TicketEvent): Promise<ApplyOutcome>;
+  /** Backfill from the tickets table: stores a ticket's state, counting it if it was not counted yet. */
+  applySnapshot(ticket: TicketAggregate): Promise<boolean>;
+  /** Backfill: drops tickets and week counts; processed event ids too when the whole stream is replayed. */
+  resetAggregates(options: { forgetProcessedEvents: boolean }): Promise<void>;
+  /** The week's tickets in (created_at, ticket_id) order, at most `limit`. */
+  weekTickets(orgId: string, weekStart: string, limit: number): Promise<WeekTicket[]>;
+  weekTicketCount(orgId: string, weekStart: string): Promise<number>;
+  /** Organizations with at least one ticket created in the week, sorted. */
+  orgsWithTickets(weekStart: string): Promise<string[]>;
+  /** Every (org, week) count, sorted; for backfill reports and tests. */
+  weekCounts(): Promise<WeekCount[]>;
+}
+
+export interface DigestStore {
+  /** Stores the week's digest, replacing an earlier build of the same week. */
+  saveDigest(digest: StoredDigest): Promise<void>;
+  /** The digest with the newest week_start. */
+  latestDigest(orgId: string): Promise<StoredDigest | undefined>;
+}
+
+export type RunState = 'none' | 'running' | 'finished';
+
+/** Coordination of the automatic weekly run across replicas. */
+export interface ScheduleStore {
+  /** Takes or renews the named lease for `ttlMs`; false while another holder's lease is live. */
+  tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  releaseLease(name: string, holder: string): Promise<void>;
+  runState(weekStart: string): Promise<RunState>;
+  /**
+   * Check-and-mark in one transaction: true when this holder now owns the week's
+   * run (no run yet, or an unfinished one whose heartbeat is older than staleMs).
+   */
+  claimRun(weekStart: string, holder: string, staleMs: number): Promise<boolean>;
+  heartbeatRun(weekStart: string, holder: string): Promise<void>;
+  finishRun(weekStart: string, holder: string, orgsBuilt: number): Promise<void>;
+}
+
+export interface DigestRepository extends AggregateStore, DigestStore, ScheduleStore {
+  close(): Promise<void>;
+}
+
+export interface KbHit {
+  entryId: string;
+  question: string;
+  answer: string;
+  score: number;
+}
+
+export interface KnowledgeSearch {
+  search(orgId: string, query: string, limit: number): Promise<KbHit[]>;
+}
+
+export interface Embeddings {
+  vectors: Float32Array[];
+  /** The vector space, e.g. `hashed/hashed-v1/512`; decides the clustering threshold. */
+  fingerprint: string;
+}
+
+export interface Embedder {
+  embed(texts: string[]): Promise<Embeddings>;
+}
+
+export interface TopicToSummarize {
+  label: string;
+  questions: string[];
+  /** The grounded answer text the summary must stay within. */
+  source: string;
+}
+
+/** Writes a concise answer summary per topic; undefined entries keep the extractive answer. */
+export interface TopicSummarizer {
+  readonly name: string;
+  summarize(topics: TopicToSummarize[], timeoutMs: number): Promise<Array<string | undefined>>;
+}
+
+/** One delivery of a ticket event from the broker or the embedded file. */
+export interface EventDelivery {
+  data: string;
+  /** 1 on first delivery. */
+  attempt: number;
+}
+
+export type Disposition =
+  { kind: 'ack' } | { kind: 'retry'; delayMs: number } | { kind: 'drop'; reason: string };
+
+export type DeliveryHandler = (delivery: EventDelivery) => Promise<Disposition>;
+
+/** A durable source of ticket events (JetStream consumer or the embedded file tail). */
+export interface TicketEventSource {
+  start(handle: DeliveryHandler): void;
+  /** Stops pulling, lets the in-flight event finish, closes the connection. */
+  stop(): Promise<void>;
+  /** Events not yet delivered plus delivered-but-unacknowledged ones; undefined when unknown (broker down). */
+  backlog(): Promise<number | undefined>;
+}

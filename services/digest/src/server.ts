@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, startGrpcServer, type Logger } from '@support-agent/shared';
+import { digest } from '@support-agent/proto';
+import { llmConfigured, scheduleOffset, type DigestConfig } from './config.js';
+import { buildDigest, type BuildDigestDeps, type DigestSettings } from './domain/build-digest.js';
+import type { DigestRepository, TicketEventSource } from './domain/ports.js';
+import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
+import { JsonlTicketEvents } from './data-access/jsonl-ticket-events.js';
+import { FallbackEmbedder, KnowledgeClient } from './data-access/knowledge-client.js';
+import { LexicalEmbeddings } from './data-access/lexical-embeddings.js';
+import { MysqlDigestRepository } from './data-access/mysql/digest-repository.js';
+import { JetStreamTicketEvents } from './data-access/nats-ticket-events.js';
+import { OpenAiSummarizer } from './data-access/openai-summarizer.js';
+import { TicketEventsConsumer } from './entry-points/events/ticket-events-consumer.js';
+import { createDigestHandlers } from './entry-points/grpc/digest-handlers.js';
+import { DigestMetrics, startMetricsEndpoint } from './entry-points/metrics.js';
+import { WeeklyDigestScheduler } from './entry-points/scheduler.js';
+
+export interface DigestServer {
+  /** The bound gRPC port (the real one when DIGEST_ADDR asked for port 0). */
+  port: number;
+  /** The bound metrics port, undefined when DIGEST_METRICS_PORT=0. */
+  metricsPort: number | undefined;
+  /** Graceful: health NOT_SERVING, in-flight calls finish, scheduler and consumer stop after their current work, connections close. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** The clock (tests move it); defaults to the real one. */
+  now?: () => Date;
+}
+
+/** Starts the digest service: store and event source chosen by the config, gRPC + health, consumer, scheduler, metrics. */
+export async function start(
+  config: DigestConfig,
+  logger: Logger = createLogger('digest', config.LOG_LEVEL),
+  options: StartOptions = {},
+): Promise<DigestServer> {
+  const now = options.now ?? (() => new Date());
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) {
+      await close().catch((err: unknown) => logger.error({ err }, 'error while closing'));
+    }
+    closers.length = 0;
+  };
+
+  try {
+    const metrics = new DigestMetrics();
+    const repo = await openRepository(config, logger);
+    closers.push(() => repo.close());
+
+    const knowledge = new KnowledgeClient(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
+    closers.push(async () => knowledge.close());
+    const buildDeps: BuildDigestDeps = {
+      store: repo,
+      embedder: new FallbackEmbedder(
+        config.DIGEST_EMBEDDINGS === 'auto' ? knowledge : undefined,
+        new LexicalEmbeddings(),
+        logger,
+      ),
+      knowledge,
+      summarizer: llmConfigured(config)
+        ? new OpenAiSummarizer({
+            apiKey: config.OPENAI_API_KEY,
+            baseURL: config.OPENAI_BASE_URL,
+            model: config.DIGEST_MODEL,
+          })
+        : undefined,
+      settings: digestSettings(config),
+      logger,
+      now,
+    };
+    const build = (orgId: string, weekStart: string) => buildDigest(buildDeps, orgId, weekStart);
+
+    const grpc = await startGrpcServer({
+      host: config.DIGEST_ADDR.host,
+      port: config.DIGEST_ADDR.port,
+      services: [
+        {
+          definition: digest.DigestServiceService,
+          implementation: createDigestHandlers({ store: repo, build, metrics, logger, now }),
+        },
+      ],
+      logger,
+    });
+    let grpcStopped: Promise<void> | undefined;
+    const stopGrpc = () => (grpcStopped ??= grpc.stop(config.SHUTDOWN_GRACE_MS));
+    closers.push(stopGrpc);
+
+    const consumer = new TicketEventsConsumer(
+      openEventSource(config, logger),
+      repo,
+      metrics,
+      logger,
+    );
+    consumer.start();
+    closers.push(() => consumer.stop());
+    const lagTimer = setInterval(
+      () => void consumer.refreshLag().catch(() => undefined),
+      config.DIGEST_LAG_POLL_MS,
+    );
+    lagTimer.unref();
+    closers.push(async () => clearInterval(lagTimer));
+
+    if (config.DIGEST_SCHEDULER_ENABLED) {
+      const scheduler = new WeeklyDigestScheduler(
+        { store: repo, build, backlog: () => consumer.refreshLag(), metrics, logger, now },
+        {
+          holder: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+          tickMs: config.DIGEST_SCHEDULER_TICK_MS,
+          offsetMinutes: scheduleOffset(config),
+          leaseTtlMs: config.DIGEST_LEASE_TTL_MS,
+          runStaleMs: config.DIGEST_RUN_STALE_MS,
+          maxLagWaitMs: config.DIGEST_SCHEDULE_MAX_LAG_WAIT_MS,
+        },
+      );
+      scheduler.start();
+      closers.push(() => scheduler.stop());
+    }
+
+    let metricsPort: number | undefined;
+    if (config.DIGEST_METRICS_PORT !== 0) {
+      const endpoint = await startMetricsEndpoint(
+        metrics,
+        config.DIGEST_ADDR.host,
+        config.DIGEST_METRICS_PORT,
+        logger,
+      );
+      metricsPort = endpoint.port;
+      closers.push(() => endpoint.close());
+    }
+
+    logger.info({ address: `${config.DIGEST_ADDR.host}:${grpc.port}` }, 'digest service listening');
+
+    // Readiness fails first and in-flight calls drain; then the closers run in reverse order:
+    // metrics, scheduler, lag poll, consumer (after its in-flight event), knowledge, store.
+    let stopping: Promise<void> | undefined;
+    return {
+      port: grpc.port,
+      metricsPort,
+      stop() {
+        stopping ??= (async () => {
+          await stopGrpc();
+          await closeAll();
+          logger.info('digest service stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+export function digestSettings(config: DigestConfig): DigestSettings {
+  return {
+    topTopics: config.DIGEST_TOP_TOPICS,
+    checkedTopics: config.DIGEST_CHECKED_TOPICS,
+    kbScoreFloor: config.DIGEST_KB_SCORE_FLOOR,
+    maxTickets: config.DIGEST_MAX_TICKETS,
+    thresholds: {
+      override: config.DIGEST_TOPIC_THRESHOLD,
+      lexical: config.DIGEST_TOPIC_THRESHOLD_LEXICAL,
+      hashed: config.DIGEST_TOPIC_THRESHOLD_HASHED,
+      dense: config.DIGEST_TOPIC_THRESHOLD_DENSE,
+    },
+    llmTimeoutMs: config.DIGEST_LLM_TIMEOUT_MS,
+    searchConcurrency: 4,
+  };
+}
+
+/** MySQL when MYSQL_URL is set, the embedded journal otherwise (config guarantees EMBEDDED then). */
+export async function openRepository(
+  config: DigestConfig,
+  logger: Logger,
+): Promise<DigestRepository> {
+  if (config.MYSQL_URL)
+    return MysqlDigestRepository.open(config.MYSQL_URL, logger, {
+      poolSize: config.MYSQL_POOL_SIZE,
+    });
+  return EmbeddedDigestRepository.open(join(config.DATA_DIR, 'digest'), logger);
+}
+
+function openEventSource(config: DigestConfig, logger: Logger): TicketEventSource {
+  if (config.NATS_URL) {
+    return new JetStreamTicketEvents(config.NATS_URL, logger, {
+      consumerName: config.DIGEST_CONSUMER_NAME,
+      concurrency: config.DIGEST_CONSUMER_CONCURRENCY,
+      replicas: config.NATS_STREAM_REPLICAS,
+      ackWaitMs: config.DIGEST_ACK_WAIT_MS,
+      pullExpiresMs: config.DIGEST_PULL_EXPIRES_MS,
+    });
+  }
+  return new JsonlTicketEvents(
+    join(config.DATA_DIR, 'events', 'tickets.jsonl'),
+    join(config.DATA_DIR, 'digest', 'events.offset'),
+    logger,
+  );
+}

@@ -1,0 +1,104 @@
+// NATS stops (killed) while events are pending and comes back: every ticket is counted once.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createTestDatabase } from '../../../test/support/mysql.js';
+import { freePort, startNats, type NatsHandle } from '../../../test/support/backends.js';
+import { lastCompleteWeek } from '../src/domain/iso-week.js';
+import {
+  EventPublisher,
+  eventually,
+  inWeek,
+  newOrg,
+  processedCount,
+  scrapeMetrics,
+  startDigest,
+  ticketEvents,
+  weekCounts,
+  type RunningDigest,
+} from './helpers.js';
+
+describe('NATS outage', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dir: string;
+  let nats: NatsHandle;
+  let svc: RunningDigest | undefined;
+
+  before(async () => {
+    db = await createTestDatabase('digest_nats');
+    dir = mkdtempSync(join(tmpdir(), 'digest-nats-'));
+    nats = await startNats(dir);
+  });
+
+  after(async () => {
+    await svc?.stop();
+    await nats?.stop();
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('when NATS is killed while events are pending and restarted, then every event is applied once', async () => {
+    const org = newOrg('outage');
+    const lastWeek = lastCompleteWeek(new Date());
+    const firstBatch = Array.from({ length: 60 }, (_, i) =>
+      ticketEvents(org, `Outage question ${i}`, inWeek(lastWeek, i % 7, 9, i), {
+        answered: i % 4 === 0,
+      }),
+    ).flat();
+    let publisher = await EventPublisher.connect(nats.url);
+    await publisher.publish(firstBatch);
+    await publisher.close();
+
+    svc = await startDigest({
+      MYSQL_URL: db.url,
+      NATS_URL: nats.url,
+      DIGEST_EMBEDDINGS: 'lexical',
+      DIGEST_METRICS_PORT: String(await freePort()),
+    });
+    const firstIds = firstBatch.map((e) => e.id);
+    await eventually(
+      async () => ((await processedCount(db.url, firstIds)) >= 3 ? true : undefined),
+      15_000,
+      'the first events',
+    );
+    nats.kill('SIGKILL');
+    const beforeRestart = await processedCount(db.url, firstIds);
+    await new Promise((r) => setTimeout(r, 1_500));
+    // Nothing is applied while NATS is away (at most the event that was in flight).
+    assert.ok((await processedCount(db.url, firstIds)) <= beforeRestart + 1);
+    await nats.restart();
+
+    const secondBatch = Array.from({ length: 10 }, (_, i) =>
+      ticketEvents(org, `After the outage ${i}`, inWeek(lastWeek, 6, 12, i)),
+    ).flat();
+    publisher = await EventPublisher.connect(nats.url);
+    await publisher.publish(secondBatch);
+    await publisher.close();
+
+    const allIds = [...firstIds, ...secondBatch.map((e) => e.id)];
+    await eventually(
+      async () => ((await processedCount(db.url, allIds)) === allIds.length ? true : undefined),
+      30_000,
+      'every event applied',
+    );
+    assert.ok(
+      beforeRestart < firstIds.length,
+      `events were still pending at the kill (${beforeRestart}/${firstIds.length} applied)`,
+    );
+    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: 70 });
+    await eventually(
+      async () =>
+        (await scrapeMetrics(svc!.server.metricsPort!)).get('digest_consumer_pending') === 0
+          ? true
+          : undefined,
+      15_000,
+      'consumer lag back to 0',
+    );
+    assert.equal(
+      (await svc.client.buildDigest({ orgId: org, weekStart: lastWeek })).digest!.ticketCount,
+      70,
+    );
+  });
+});
