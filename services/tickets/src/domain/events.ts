@@ -61,6 +61,8 @@ export function ticketTriaged(ticket: Ticket, answered: boolean): TicketEvent {
     priority: ticket.priority,
     ai_summary: ticket.aiSummary,
     answered,
+    // The automatic answer, so the FAQ digest can quote it without a lookup.
+    ai_answer: answered ? ticket.aiAnswer : null,
     status: ticket.status,
   });
 }
