@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Regenerates packages/proto/src/gen from proto/ with buf + ts-proto.
+// Regenerates packages/proto/src/gen from proto/ with protoc (Debian's
+// protobuf-compiler) and the ts-proto plugin.
 // With --check, generates into a temp dir and fails if the committed code is stale.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, cpSync, statSync } from 'node:fs';
@@ -7,25 +8,20 @@ import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 
 const root = new URL('..', import.meta.url).pathname;
+const protoDir = join(root, 'proto');
 const target = join(root, 'packages/proto/src/gen');
 const check = process.argv.includes('--check');
-const buf = join(root, 'node_modules/.bin/buf');
 
-const out = mkdtempSync(join(tmpdir(), 'proto-gen-'));
-const template = JSON.stringify({
-  version: 'v2',
-  plugins: [
-    {
-      local: ['node', join(root, 'node_modules/ts-proto/protoc-gen-ts_proto')],
-      out,
-      opt: readFileSync(join(root, 'buf.gen.yaml'), 'utf8')
-        .split('\n')
-        .filter((l) => /^\s+- \w+=/.test(l))
-        .map((l) => l.trim().slice(2)),
-    },
-  ],
-});
-execFileSync(buf, ['generate', '--template', template], { cwd: root, stdio: 'inherit' });
+// ts-proto options: grpc-js services, numbers for int64, ESM imports with .js suffixes.
+const OPTIONS = [
+  'outputServices=grpc-js',
+  'esModuleInterop=true',
+  'env=node',
+  'forceLong=number',
+  'importSuffix=.js',
+  'useOptionals=none',
+  'snakeToCamel=true',
+];
 
 function files(dir) {
   const list = [];
@@ -34,7 +30,30 @@ function files(dir) {
     if (statSync(p).isDirectory()) list.push(...files(p));
     else list.push(p);
   }
-  return list;
+  return list.sort();
+}
+
+const out = mkdtempSync(join(tmpdir(), 'proto-gen-'));
+try {
+  execFileSync(
+    'protoc',
+    [
+      `--plugin=protoc-gen-ts_proto=${join(root, 'node_modules/ts-proto/protoc-gen-ts_proto')}`,
+      `--ts_proto_out=${out}`,
+      `--ts_proto_opt=${OPTIONS.join(',')}`,
+      `-I${protoDir}`,
+      ...files(protoDir)
+        .filter((f) => f.endsWith('.proto'))
+        .map((f) => relative(protoDir, f)),
+    ],
+    { cwd: root, stdio: 'inherit' },
+  );
+} catch (err) {
+  if (err.code === 'ENOENT') {
+    console.error('protoc not found: apt-get install protobuf-compiler');
+    process.exit(1);
+  }
+  throw err;
 }
 
 if (check) {
