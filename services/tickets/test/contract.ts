@@ -606,6 +606,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
           priority: 'medium',
           ai_summary: 'Password reset',
           answered: true,
+          ai_answer: 'Use the reset link.',
           status: 'resolved',
         });
         assert.deepEqual(events[2]?.data, { from: 'open', to: 'resolved' });
