@@ -24,10 +24,11 @@ export class ServiceProcess {
     this.logFile = join(logDir, `${name}.log`);
   }
 
-  start(): void {
+  /** Starts the process; `extraEnv` applies to this start only (e.g. enabling a scheduler). */
+  start(extraEnv: Record<string, string> = {}): void {
     const fd = openSync(this.logFile, 'a');
     this.child = spawn(process.execPath, [join(ROOT, 'services', this.service, 'dist/main.js')], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...this.env },
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...this.env, ...extraEnv },
       stdio: ['ignore', fd, fd],
       cwd: ROOT,
     });
@@ -82,6 +83,8 @@ export interface StackOptions {
 export class Stack {
   readonly adminToken = randomBytes(24).toString('hex');
   readonly upstreams = new Map<string, ServiceProcess>();
+  /** Extra replicas of upstream services started with addReplica(). */
+  readonly replicas: ServiceProcess[] = [];
   readonly addresses: Record<string, string> = {};
   gateways: ServiceProcess[] = [];
   private gatewayPorts: number[] = [];
@@ -202,6 +205,29 @@ export class Stack {
     );
   }
 
+  /**
+   * Starts another process of an upstream service on its own gRPC address, with the same
+   * backends and environment (plus `env`); stop() stops it with the rest.
+   */
+  async addReplica(service: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
+    const address = `127.0.0.1:${await freePort()}`;
+    const n = this.replicas.filter((r) => r.service === service).length + 2;
+    const proc = new ServiceProcess(
+      `${service}-${n}`,
+      service,
+      { ...this.backendEnv(), ...env, [`${service.toUpperCase()}_ADDR`]: address },
+      join(this.options.dir, 'logs'),
+    );
+    this.replicas.push(proc);
+    proc.start();
+    await waitFor(
+      () => checkHealth(address),
+      30_000,
+      () => `${proc.name} not healthy:\n${tail(proc.logs())}`,
+    );
+    return proc;
+  }
+
   async restartTickets(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     await this.restartService('tickets', signal);
   }
@@ -251,11 +277,13 @@ export class Stack {
 
   async stop(): Promise<void> {
     await Promise.all(this.gateways.map((g) => g.stop()));
-    await Promise.all([...this.upstreams.values()].map((p) => p.stop()));
+    await Promise.all([...this.upstreams.values(), ...this.replicas].map((p) => p.stop()));
   }
 
   allLogs(): string {
-    return [...this.upstreams.values(), ...this.gateways].map((p) => p.logs()).join('\n');
+    return [...this.upstreams.values(), ...this.replicas, ...this.gateways]
+      .map((p) => p.logs())
+      .join('\n');
   }
 }
 

@@ -228,7 +228,9 @@ export class JetStreamTicketEvents implements TicketEventSource {
         msg.nak(disposition.delayMs);
         return;
       case 'drop':
-        msg.term(disposition.reason.slice(0, 200));
+        // Plain +TERM: NATS 2.9 ignores "+TERM <reason>" (2.10+) and redelivers the message.
+        // The reason is logged by the handler.
+        msg.term();
         return;
     }
   }

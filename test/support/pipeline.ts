@@ -1,0 +1,153 @@
+// Helpers for end-to-end tests of the event pipeline (tickets → JetStream → answers / digest):
+// publishing envelopes the way the tickets outbox relay does, watching durable consumers catch
+// up, reading MySQL rows, and the calendar arithmetic the contract uses (UTC months, ISO weeks).
+import { randomUUID } from 'node:crypto';
+import mysql from 'mysql2/promise';
+import { connect, nanos, RetentionPolicy, StorageType } from 'nats';
+import type { EventEnvelope } from './events.js';
+import { waitFor } from './stack.js';
+
+const STREAM = 'TICKETS';
+
+/** A `tickets.created` envelope exactly as services/tickets/src/domain/events.ts writes it. */
+export function createdEnvelope(
+  orgId: string,
+  ticketId: number,
+  content: string,
+  createdAt: Date,
+): EventEnvelope {
+  return {
+    id: randomUUID(),
+    type: 'tickets.created',
+    org_id: orgId,
+    ticket_id: ticketId,
+    occurred_at: createdAt.toISOString(),
+    data: {
+      content,
+      author_name: null,
+      status: 'open',
+      priority: 'medium',
+      category: null,
+      created_at: createdAt.toISOString(),
+    },
+  };
+}
+
+/**
+ * Publishes envelopes as the outbox relay does (subject = type, Nats-Msg-Id = id unless
+ * `msgId` says otherwise); creates stream TICKETS with the tickets service's settings if
+ * it does not exist yet. Returns how many JetStream dropped as duplicates.
+ */
+export async function publishEvents(
+  natsUrl: string,
+  events: EventEnvelope[],
+  msgId: (e: EventEnvelope) => string = (e) => e.id,
+): Promise<{ duplicates: number }> {
+  const nc = await connect({ servers: natsUrl, timeout: 5_000 });
+  try {
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.info(STREAM).catch(() =>
+      jsm.streams.add({
+        name: STREAM,
+        subjects: ['tickets.>'],
+        storage: StorageType.File,
+        retention: RetentionPolicy.Limits,
+        duplicate_window: nanos(2 * 60_000),
+      }),
+    );
+    const js = nc.jetstream();
+    let duplicates = 0;
+    for (const e of events) {
+      const ack = await js.publish(e.type, JSON.stringify(e), { msgID: msgId(e), timeout: 5_000 });
+      if (ack.duplicate) duplicates++;
+    }
+    return { duplicates };
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Messages a durable consumer has not settled yet (pending + awaiting ack); undefined if unknown. */
+export async function consumerBacklog(
+  natsUrl: string,
+  consumer: string,
+): Promise<number | undefined> {
+  let nc;
+  try {
+    nc = await connect({ servers: natsUrl, timeout: 2_000 });
+    const info = await (await nc.jetstreamManager()).consumers.info(STREAM, consumer);
+    return info.num_pending + info.num_ack_pending;
+  } catch {
+    return undefined;
+  } finally {
+    await nc?.close();
+  }
+}
+
+/** Waits until a durable consumer has settled every message currently in the stream. */
+export async function waitForConsumer(
+  natsUrl: string,
+  consumer: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  let last: number | undefined;
+  await waitFor(
+    async () => (last = await consumerBacklog(natsUrl, consumer)) === 0,
+    timeoutMs,
+    () => `consumer ${consumer} still has ${last ?? 'an unknown number of'} messages to settle`,
+    100,
+  );
+}
+
+/** Runs one query against a test database. */
+export async function queryRows<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const conn = await mysql.createConnection({ uri: url, dateStrings: true });
+  try {
+    const [rows] = await conn.query(sql, params);
+    return rows as T[];
+  } finally {
+    await conn.end();
+  }
+}
+
+/** Reads one sample of a Prometheus text endpoint (0 when absent). */
+export async function scrapeMetric(
+  port: number,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || !line.startsWith(name)) continue;
+    const m = /^([a-z_]+)(?:\{([^}]*)\})? ([0-9.eE+-]+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = (m[2] ?? '').split(',').filter(Boolean);
+    if (want.every((w) => have.includes(w))) return Number(m[3]);
+  }
+  return 0;
+}
+
+const DAY_MS = 86_400_000;
+
+/** YYYY-MM-DD of a UTC instant. */
+export function isoDate(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+/** Monday 00:00 UTC of the ISO week containing `d`. */
+export function weekStartOf(d: Date): Date {
+  const day = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+  const weekday = (new Date(day).getUTCDay() + 6) % 7; // Monday = 0
+  return new Date(day - weekday * DAY_MS);
+}
+
+export function addDays(d: Date, days: number): Date {
+  return new Date(d.getTime() + days * DAY_MS);
+}
+
+/** Seconds from `now` to the first instant of the next UTC calendar month. */
+export function secondsToNextUtcMonth(now: Date): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return Math.ceil((next - now.getTime()) / 1000);
+}
