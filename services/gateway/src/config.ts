@@ -20,6 +20,39 @@ const trustProxy = z
   })
   .default(false);
 
+/** `https://app.example.com` → its origin; undefined for anything that is not just an origin. */
+function parseOrigin(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+  return ['http:', 'https:'].includes(url.protocol) && bare ? url.origin : undefined;
+}
+
+/** Comma-separated browser origins, normalized (`https://App.example/` → `https://app.example`). */
+const originList = z
+  .string()
+  .transform((v, ctx): string[] => {
+    const origins: string[] = [];
+    const items = v.split(',').map((s) => s.trim());
+    for (const item of items.filter(Boolean)) {
+      const origin = parseOrigin(item);
+      if (origin === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${item}" is not an origin like https://app.example.com`,
+        });
+        return z.NEVER;
+      }
+      origins.push(origin);
+    }
+    return origins;
+  })
+  .default([]);
+
 const url = (protocols: string[]) =>
   z.string().refine(
     (v) => {
@@ -50,6 +83,7 @@ const schema = z
     DATA_DIR: z.string().default('./data'),
     PUBLIC_BASE_URL: url(['http:', 'https:']).optional(),
     TRUST_PROXY: trustProxy,
+    MCP_ALLOWED_ORIGINS: originList,
     AUTH_FAILURES_PER_MIN_PER_IP: z.coerce.number().int().min(1).default(20),
     // The contract promises revocation and settings changes on every replica within 1 s.
     KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
@@ -92,6 +126,8 @@ export interface GatewayConfig {
   /** Without a trailing slash. */
   publicBaseUrl: string;
   trustProxy: boolean | number | string;
+  /** Browser origins allowed to call /api/mcp; requests with any other Origin header get 403. */
+  mcpAllowedOrigins: string[];
   authFailuresPerMinPerIp: number;
   keyCacheTtlMs: number;
   grpcDeadlineMs: number;
@@ -124,6 +160,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     dataDir: e.DATA_DIR,
     publicBaseUrl,
     trustProxy: e.TRUST_PROXY,
+    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
     authFailuresPerMinPerIp: e.AUTH_FAILURES_PER_MIN_PER_IP,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     grpcDeadlineMs: e.GRPC_DEADLINE_MS,

@@ -16,7 +16,10 @@ import { DemoKbMarker } from './data-access/demo-kb-marker.js';
 import { EmbeddedGatewayStore } from './data-access/embedded-store.js';
 import type { GatewayStore } from './data-access/gateway-store.js';
 import { MysqlGatewayStore } from './data-access/mysql-store.js';
+import { readOpenApiFile } from './data-access/openapi-file.js';
 import { connectRedis, waitForRedis } from './data-access/redis.js';
+import { AgentOperations } from './domain/agent-operations.js';
+import { ApiContract, type JsonObject } from './domain/api-contract.js';
 import { DemoKbSeeder } from './domain/demo-kb-seeder.js';
 import { KeyResolver } from './domain/key-resolver.js';
 import { bootstrapDemo, OrgAdmin, type DemoBootstrap } from './domain/orgs.js';
@@ -56,6 +59,8 @@ export async function start(
   logger: Logger = createLogger('gateway', config.logLevel),
 ): Promise<GatewayHandle> {
   assertRunnable(config);
+  // The OpenAPI document first: an inconsistent contract fails the start before anything opens.
+  const contract = new ApiContract(readOpenApiFile() as JsonObject);
   // Closed in reverse order of opening, after the listeners.
   const resources: Array<() => Promise<void> | void> = [];
   const servers: http.Server[] = [];
@@ -158,10 +163,15 @@ export async function start(
       resolver: new KeyResolver(store, config.keyCacheTtlMs),
       authThrottle: new AuthFailureThrottle(createLimiter, config.authFailuresPerMinPerIp, logger),
       rateLimiter: new RequestRateLimiter(createLimiter, logger),
-      knowledge,
-      digest,
-      tickets,
-      answers,
+      contract,
+      operations: new AgentOperations({
+        rules: contract.rules,
+        knowledge,
+        digest,
+        tickets,
+        answers,
+      }),
+      mcpAllowedOrigins: config.mcpAllowedOrigins,
       readinessChecks,
       shuttingDown: isShuttingDown,
     });
@@ -173,6 +183,7 @@ export async function start(
       knowledge,
       digest,
       answers,
+      ticketStatuses: contract.enumValues('TicketStatus'),
       shuttingDown: isShuttingDown,
     });
 

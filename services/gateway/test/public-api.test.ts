@@ -652,23 +652,47 @@ describe('probes and metadata', () => {
   });
 
   it('when the protected-resource metadata is fetched, then it follows RFC 9728 with the scope catalogue', async () => {
-    const res = await request(`${gw.base}/.well-known/oauth-protected-resource`);
-    assert.equal(res.status, 200);
-    assert.equal(res.json.resource, `${TEST_BASE_URL}/api/v1/agent`);
-    assert.deepEqual(res.json.scopes_supported, [
-      'kb:read',
-      'faq:read',
-      'tickets:read',
-      'tickets:write',
-      'answers:write',
-    ]);
-    assert.deepEqual(res.json.bearer_methods_supported, ['header']);
-    assert.equal(res.json.resource_documentation, `${TEST_BASE_URL}/api/v1/agent/openapi.json`);
-    assert.equal(typeof res.json.resource_name, 'string');
-    for (const scope of res.json.scopes_supported) {
-      assert.equal(typeof res.json['x-api-scopes'][scope].description, 'string');
-      assert.ok(res.json['x-api-scopes'][scope].operations.length > 0);
+    // RFC 9728 §3.3: `resource` is the identifier the metadata URL was derived from, i.e. the
+    // well-known suffix inserted between host and path.
+    for (const [path, resource] of [
+      ['', TEST_BASE_URL],
+      ['/api/v1/agent', `${TEST_BASE_URL}/api/v1/agent`],
+      ['/api/agent', `${TEST_BASE_URL}/api/agent`],
+      ['/api/mcp', `${TEST_BASE_URL}/api/mcp`],
+    ]) {
+      const res = await request(`${gw.base}/.well-known/oauth-protected-resource${path}`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
+      assert.deepEqual(Object.keys(res.json).sort(), [
+        'bearer_methods_supported',
+        'resource',
+        'resource_documentation',
+        'resource_name',
+        'scopes_supported',
+        'x-api-scopes',
+      ]);
+      assert.equal(res.json.resource, resource);
+      assert.deepEqual(res.json.scopes_supported, [
+        'kb:read',
+        'faq:read',
+        'tickets:read',
+        'tickets:write',
+        'answers:write',
+      ]);
+      assert.deepEqual(res.json.bearer_methods_supported, ['header']);
+      assert.equal(res.json.resource_documentation, `${TEST_BASE_URL}/docs`);
+      assert.equal(typeof res.json.resource_name, 'string');
+      assert.deepEqual(Object.keys(res.json['x-api-scopes']), res.json.scopes_supported);
+      for (const scope of res.json.scopes_supported) {
+        assert.equal(typeof res.json['x-api-scopes'][scope].description, 'string');
+        assert.ok(res.json['x-api-scopes'][scope].operations.length > 0);
+      }
     }
+    const post = await request(`${gw.base}/.well-known/oauth-protected-resource/api/mcp`, {
+      method: 'POST',
+    });
+    assertError(post, 405, 'method_not_allowed');
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
   });
 
   it('when the admin API is asked on the public port, then 404', async () => {

@@ -7,7 +7,9 @@ import {
   readIdempotencyKeyHeader,
   readInteger,
   readString,
-} from '../src/entry-points/http/validation.js';
+} from '../src/domain/validation.js';
+
+const readIdempotencyKeyHeaderOf = (value: unknown) => readIdempotencyKeyHeader(value, 200);
 
 function rejects(fn: () => unknown, param: string): void {
   assert.throws(fn, (err: unknown) => {
@@ -64,19 +66,19 @@ describe('validation helpers', () => {
   });
 
   it('when the Idempotency-Key header is a structured-field string, then it is unescaped', () => {
-    assert.equal(readIdempotencyKeyHeader('"abc"'), 'abc');
-    assert.equal(readIdempotencyKeyHeader('"a \\"quoted\\" \\\\ key"'), 'a "quoted" \\ key');
-    assert.equal(readIdempotencyKeyHeader('bare-token_1:2/3'), 'bare-token_1:2/3');
+    assert.equal(readIdempotencyKeyHeaderOf('"abc"'), 'abc');
+    assert.equal(readIdempotencyKeyHeaderOf('"a \\"quoted\\" \\\\ key"'), 'a "quoted" \\ key');
+    assert.equal(readIdempotencyKeyHeaderOf('bare-token_1:2/3'), 'bare-token_1:2/3');
     assert.equal(
-      readIdempotencyKeyHeader('4f9c1c2e-9d7b-4c1e-8a3e-0f2d3c4b5a69'),
+      readIdempotencyKeyHeaderOf('4f9c1c2e-9d7b-4c1e-8a3e-0f2d3c4b5a69'),
       '4f9c1c2e-9d7b-4c1e-8a3e-0f2d3c4b5a69',
     );
-    assert.equal(readIdempotencyKeyHeader(undefined), undefined);
-    assert.equal(readIdempotencyKeyHeader('""'), undefined);
+    assert.equal(readIdempotencyKeyHeaderOf(undefined), undefined);
+    assert.equal(readIdempotencyKeyHeaderOf('""'), undefined);
     for (const bad of ['"unterminated', 'two words', '"bad \\n escape"', 'a,b', 'ü']) {
-      rejects(() => readIdempotencyKeyHeader(bad), 'Idempotency-Key');
+      rejects(() => readIdempotencyKeyHeaderOf(bad), 'Idempotency-Key');
     }
-    assert.equal(readIdempotencyKeyHeader(`"${'k'.repeat(200)}"`), 'k'.repeat(200));
-    rejects(() => readIdempotencyKeyHeader('k'.repeat(201)), 'Idempotency-Key');
+    assert.equal(readIdempotencyKeyHeaderOf(`"${'k'.repeat(200)}"`), 'k'.repeat(200));
+    rejects(() => readIdempotencyKeyHeaderOf('k'.repeat(201)), 'Idempotency-Key');
   });
 });

@@ -1,4 +1,7 @@
-/** The five least-privilege scopes of an API key (DESIGN.md §3), in catalogue order. */
+/**
+ * The five least-privilege scopes of an API key (DESIGN.md §3), in catalogue order. Their
+ * descriptions and operations (`x-api-scopes`) live in the OpenAPI document (api-contract.ts).
+ */
 export const SCOPES = [
   'kb:read',
   'faq:read',
@@ -8,36 +11,6 @@ export const SCOPES = [
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
-
-export interface ScopeInfo {
-  description: string;
-  /** operationIds of the OpenAPI document that require the scope. */
-  operations: string[];
-}
-
-/** Scope → description → operations; published as `x-api-scopes`. */
-export const SCOPE_CATALOGUE: Record<Scope, ScopeInfo> = {
-  'kb:read': {
-    description: "Search the organization's knowledge base.",
-    operations: ['searchKnowledgeBase'],
-  },
-  'faq:read': {
-    description: 'Read the latest weekly FAQ digest.',
-    operations: ['getFaqDigest'],
-  },
-  'tickets:read': {
-    description: "List the organization's support tickets.",
-    operations: ['listTickets'],
-  },
-  'tickets:write': {
-    description: 'Create support tickets.',
-    operations: ['createTicket'],
-  },
-  'answers:write': {
-    description: 'Generate grounded answers (counts toward the monthly deflection limit).',
-    operations: ['generateAnswer'],
-  },
-};
 
 export function isScope(value: unknown): value is Scope {
   return typeof value === 'string' && (SCOPES as readonly string[]).includes(value);

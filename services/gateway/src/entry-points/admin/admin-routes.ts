@@ -5,14 +5,14 @@ import type { AnswersClient } from '../../clients/answers.client.js';
 import type { DigestClient } from '../../clients/digest.client.js';
 import type { KnowledgeClient } from '../../clients/knowledge.client.js';
 import type { TicketsClient } from '../../clients/tickets.client.js';
+import { ticketToJson } from '../../domain/agent-operations.js';
 import { importKbEntries, parseKbEntryId } from '../../domain/kb-import.js';
 import type { ApiKeyRecord, OrgWithSettings } from '../../domain/model.js';
 import type { OrgAdmin } from '../../domain/orgs.js';
 import { parseSettingsPatch, settingsToJson } from '../../domain/settings.js';
-import { TICKET_STATUSES, ticketToJson } from '../http/agent-routes.js';
+import { isMissing, readEnum } from '../../domain/validation.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { jsonBody } from '../http/json-body.js';
-import { isMissing, readEnum } from '../http/validation.js';
 import { kbImportBody, parseKbImportRows, type KbImportLocals } from './kb-import-body.js';
 
 export const ADMIN_BODY_LIMIT = 1024 * 1024;
@@ -24,6 +24,8 @@ export interface AdminRouteDeps {
   knowledge: KnowledgeClient;
   digest: DigestClient;
   answers: AnswersClient;
+  /** Ticket status values (the OpenAPI document's TicketStatus enum). */
+  ticketStatuses: readonly string[];
 }
 
 /**
@@ -89,7 +91,7 @@ export function adminRouter(deps: AdminRouteDeps): Router {
       const status = readEnum((req.body as Record<string, unknown>).status, {
         param: 'status',
         in: 'body',
-        values: TICKET_STATUSES,
+        values: deps.ticketStatuses,
         required: true,
       });
       await orgs.requireOrg(orgId);

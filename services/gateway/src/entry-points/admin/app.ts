@@ -18,6 +18,8 @@ export interface AdminAppDeps {
   knowledge: KnowledgeClient;
   digest: DigestClient;
   answers: AnswersClient;
+  /** Ticket status values (the OpenAPI document's TicketStatus enum). */
+  ticketStatuses: readonly string[];
   shuttingDown: () => boolean;
 }
 
@@ -39,6 +41,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
       knowledge: deps.knowledge,
       digest: deps.digest,
       answers: deps.answers,
+      ticketStatuses: deps.ticketStatuses,
     }),
   );
   app.use(notFound);

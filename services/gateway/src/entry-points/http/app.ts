@@ -1,19 +1,18 @@
 import type { Logger } from '@support-agent/shared';
 import express, { type Express } from 'express';
-import type { AnswersClient } from '../../clients/answers.client.js';
-import type { DigestClient } from '../../clients/digest.client.js';
-import type { KnowledgeClient } from '../../clients/knowledge.client.js';
-import type { TicketsClient } from '../../clients/tickets.client.js';
+import { API_PREFIXES, type ApiContract } from '../../domain/api-contract.js';
+import type { AgentOperations } from '../../domain/agent-operations.js';
 import type { KeyResolver } from '../../domain/key-resolver.js';
+import { MCP_PATH, mountMcp } from '../mcp/mcp-routes.js';
+import { McpToolset } from '../mcp/mcp-tools.js';
 import { agentRouter } from './agent-routes.js';
-import { authenticate, protectedResourceMetadataUrl } from './auth.js';
+import { authenticate, protectedResourceMetadataUrl, type Challenges } from './auth.js';
+import { mountDocs } from './docs.js';
 import { errorHandler, notFound } from './errors.js';
 import { mountHealth, type ReadinessCheck } from './health.js';
 import { mountProtectedResource } from './protected-resource.js';
 import { rateLimit, type AuthFailureThrottle, type RequestRateLimiter } from './rate-limit.js';
 import { accessLog, requestContext } from './request-context.js';
-
-export const API_PREFIXES = ['/api/v1/agent', '/api/agent'];
 
 export interface PublicAppDeps {
   logger: Logger;
@@ -22,15 +21,19 @@ export interface PublicAppDeps {
   resolver: KeyResolver;
   authThrottle: AuthFailureThrottle;
   rateLimiter: RequestRateLimiter;
-  knowledge: KnowledgeClient;
-  digest: DigestClient;
-  tickets: TicketsClient;
-  answers: AnswersClient;
+  /** The OpenAPI document (routes, scopes, limits, MCP tools). */
+  contract: ApiContract;
+  operations: AgentOperations;
+  /** Browser origins allowed to call /api/mcp. */
+  mcpAllowedOrigins: readonly string[];
   readinessChecks: ReadinessCheck[];
   shuttingDown: () => boolean;
 }
 
-/** The public HTTP API: both prefixes, probes, protected-resource metadata, JSON errors only. */
+/**
+ * The public HTTP API: both prefixes, the OpenAPI document and its reference page, probes,
+ * protected-resource metadata, the MCP endpoint; JSON errors only.
+ */
 export function createPublicApp(deps: PublicAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -42,25 +45,36 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   app.use(accessLog(deps.logger));
 
   mountHealth(app, deps.readinessChecks, deps.shuttingDown);
-  mountProtectedResource(app, deps.publicBaseUrl);
+  mountProtectedResource(app, deps.publicBaseUrl, deps.contract.scopeCatalogue);
+  mountDocs(app);
 
-  const challenges = { resourceMetadata: protectedResourceMetadataUrl(deps.publicBaseUrl) };
+  const authFor = (challenges: Challenges) =>
+    authenticate({ resolver: deps.resolver, throttle: deps.authThrottle, challenges });
+  // REST challenges name the API's metadata, MCP challenges the MCP endpoint's (RFC 9728 §5.1).
+  const restChallenges = { resourceMetadata: protectedResourceMetadataUrl(deps.publicBaseUrl) };
+  const mcpChallenges = {
+    resourceMetadata: protectedResourceMetadataUrl(deps.publicBaseUrl, MCP_PATH),
+  };
+  const openApiJson = JSON.stringify(deps.contract.servedDocument(deps.publicBaseUrl));
   app.use(
-    API_PREFIXES,
+    [...API_PREFIXES],
     agentRouter({
-      authenticate: authenticate({
-        resolver: deps.resolver,
-        throttle: deps.authThrottle,
-        challenges,
-      }),
+      authenticate: authFor(restChallenges),
       rateLimit: rateLimit(deps.rateLimiter),
-      challenges,
-      knowledge: deps.knowledge,
-      digest: deps.digest,
-      tickets: deps.tickets,
-      answers: deps.answers,
+      challenges: restChallenges,
+      contract: deps.contract,
+      operations: deps.operations,
+      openApiJson,
     }),
   );
+  mountMcp(app, {
+    logger: deps.logger,
+    authenticate: authFor(mcpChallenges),
+    challenges: mcpChallenges,
+    rateLimiter: deps.rateLimiter,
+    toolset: new McpToolset(deps.contract, deps.operations, deps.logger),
+    allowedOrigins: deps.mcpAllowedOrigins,
+  });
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

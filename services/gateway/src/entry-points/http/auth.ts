@@ -10,8 +10,14 @@ export interface Challenges {
   resourceMetadata: string;
 }
 
-export function protectedResourceMetadataUrl(publicBaseUrl: string): string {
-  return `${publicBaseUrl}/.well-known/oauth-protected-resource`;
+export const WELL_KNOWN = '/.well-known/oauth-protected-resource';
+
+/**
+ * The RFC 9728 metadata URL of a resource: the well-known suffix inserted between the base URL
+ * and the resource's path (`''` = the whole API, `/api/mcp` = the MCP endpoint).
+ */
+export function protectedResourceMetadataUrl(publicBaseUrl: string, resourcePath = ''): string {
+  return `${publicBaseUrl}${WELL_KNOWN}${resourcePath}`;
 }
 
 /** `WWW-Authenticate` of a 401; `error="invalid_token"` only when a key was presented. */

@@ -1,6 +1,6 @@
 import { AppError } from '@support-agent/shared';
 import express, { type Request, type RequestHandler } from 'express';
-import { requireObjectBody } from './validation.js';
+import { requireObjectBody } from '../../domain/validation.js';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
 

@@ -1,26 +1,57 @@
 import type { Express } from 'express';
-import { SCOPE_CATALOGUE, SCOPES } from '../../domain/scopes.js';
+import type { ScopeInfo } from '../../domain/api-contract.js';
+import { SCOPES, type Scope } from '../../domain/scopes.js';
+import { WELL_KNOWN } from './auth.js';
 import { methodNotAllowed } from './errors.js';
 
-/** OAuth 2.0 Protected Resource Metadata (RFC 9728) plus the scope catalogue. */
-export function protectedResourceMetadata(publicBaseUrl: string): Record<string, unknown> {
+/** Resources with their own metadata: the path of the resource identifier below the base URL. */
+export const PROTECTED_RESOURCES = [
+  { path: '', name: 'Support Agent API' },
+  { path: '/api/v1/agent', name: 'Support Agent API' },
+  { path: '/api/agent', name: 'Support Agent API' },
+  { path: '/api/mcp', name: 'Support Agent API (MCP server)' },
+] as const;
+
+/**
+ * OAuth 2.0 Protected Resource Metadata (RFC 9728) plus the scope catalogue. `resource` is the
+ * identifier the metadata URL was derived from (§3.3: the well-known suffix inserted between
+ * host and path), so a client can check it: `<base>` at `/.well-known/oauth-protected-resource`,
+ * `<base>/api/mcp` at `/.well-known/oauth-protected-resource/api/mcp`, and so on.
+ */
+export function protectedResourceMetadata(
+  publicBaseUrl: string,
+  resourcePath: string,
+  resourceName: string,
+  scopeCatalogue: Readonly<Record<Scope, ScopeInfo>>,
+): Record<string, unknown> {
   return {
-    resource: `${publicBaseUrl}/api/v1/agent`,
-    resource_name: 'Support Agent API',
+    resource: `${publicBaseUrl}${resourcePath}`,
+    resource_name: resourceName,
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ['header'],
-    resource_documentation: `${publicBaseUrl}/api/v1/agent/openapi.json`,
-    'x-api-scopes': SCOPE_CATALOGUE,
+    resource_documentation: `${publicBaseUrl}/docs`,
+    'x-api-scopes': scopeCatalogue,
   };
 }
 
-export function mountProtectedResource(app: Express, publicBaseUrl: string): void {
-  const body = protectedResourceMetadata(publicBaseUrl);
-  app
-    .route('/.well-known/oauth-protected-resource')
-    .get((_req, res) => {
-      res.set('Cache-Control', 'public, max-age=300');
-      res.json(body);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+export function mountProtectedResource(
+  app: Express,
+  publicBaseUrl: string,
+  scopeCatalogue: Readonly<Record<Scope, ScopeInfo>>,
+): void {
+  for (const resource of PROTECTED_RESOURCES) {
+    const body = protectedResourceMetadata(
+      publicBaseUrl,
+      resource.path,
+      resource.name,
+      scopeCatalogue,
+    );
+    app
+      .route(`${WELL_KNOWN}${resource.path}`)
+      .get((_req, res) => {
+        res.set('Cache-Control', 'public, max-age=300');
+        res.json(body);
+      })
+      .all(methodNotAllowed(['GET', 'HEAD']));
+  }
 }

@@ -1,5 +1,5 @@
 import { AppError, type Logger } from '@support-agent/shared';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import {
   RateLimiterMemory,
@@ -136,26 +136,33 @@ function toState(
  */
 export function rateLimit(limiter: RequestRateLimiter): RequestHandler {
   return async (_req, res, next) => {
-    const { key, settings } = grantOf(res);
-    const decision = await limiter.consume(
-      key.id,
-      settings.rateLimitPerKeyPerMin,
-      key.orgId,
-      settings.rateLimitPerOrgPerMin,
-    );
-    res.set('RateLimit-Policy', decision.policyHeader);
-    res.set('RateLimit', decision.limitHeader);
-    if (!decision.allowed) {
-      throw new AppError(
-        'rate_limited',
-        'rate limit exceeded; retry after the time in Retry-After',
-        {
-          retryAfter: decision.retryAfter,
-        },
-      );
-    }
+    const exceeded = await countRequest(limiter, res);
+    if (exceeded) throw exceeded;
     next();
   };
+}
+
+/**
+ * Counts the authenticated request against its key and organization and sets the RateLimit
+ * headers; returns the 429 error when either is exhausted (the caller decides how to report it).
+ */
+export async function countRequest(
+  limiter: RequestRateLimiter,
+  res: Response,
+): Promise<AppError | undefined> {
+  const { key, settings } = grantOf(res);
+  const decision = await limiter.consume(
+    key.id,
+    settings.rateLimitPerKeyPerMin,
+    key.orgId,
+    settings.rateLimitPerOrgPerMin,
+  );
+  res.set('RateLimit-Policy', decision.policyHeader);
+  res.set('RateLimit', decision.limitHeader);
+  if (decision.allowed) return undefined;
+  return new AppError('rate_limited', 'rate limit exceeded; retry after the time in Retry-After', {
+    retryAfter: decision.retryAfter,
+  });
 }
 
 /**

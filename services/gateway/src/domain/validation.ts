@@ -1,11 +1,12 @@
 import { AppError, invalidRequest } from '@support-agent/shared';
 
-// Input rules of DESIGN.md §3, as small functions the routes compose:
-// - lengths are counted in Unicode code points;
+// Input rules of DESIGN.md §3, as small functions the operations compose:
+// - lengths are counted in Unicode code points (as JSON Schema's maxLength counts them);
 // - a string that is empty or only white space counts as missing;
-// - integers are plain decimal integers in range (query) or JSON integers (body);
+// - integers are plain decimal integers in range (query) or JSON integers (body, MCP arguments);
 // - a repeated query parameter is an error; unknown parameters and fields are ignored.
-// A later step derives these from the OpenAPI document, so keep them declarative.
+// The limits themselves (maxLength, minimum/maximum/default, enums, required) are not written
+// here: agent-operations.ts takes them from the OpenAPI document (api-contract.ts).
 
 /** Where a value came from; decides how repeats and types are judged. */
 export type ParamLocation = 'query' | 'body' | 'header';
@@ -137,10 +138,10 @@ const SF_STRING = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/;
 const BARE_TOKEN = /^[\x21\x23-\x2B\x2D-\x7E]+$/;
 
 /**
- * The `Idempotency-Key` header: a structured-field string (`"abc"`, unescaped) or a bare token.
- * undefined when absent or empty.
+ * The `Idempotency-Key` header: a structured-field string (`"abc"`, unescaped) or a bare token
+ * of at most maxLength code points once unquoted. undefined when absent or empty.
  */
-export function readIdempotencyKeyHeader(value: unknown, maxLength = 200): string | undefined {
+export function readIdempotencyKeyHeader(value: unknown, maxLength: number): string | undefined {
   const param = 'Idempotency-Key';
   const v = single(value, { param, in: 'header' });
   if (isMissing(v)) return undefined;

@@ -1,0 +1,223 @@
+import type { tickets as ticketsPb } from '@support-agent/proto';
+import { AppError } from '@support-agent/shared';
+import type { components } from '../../openapi/openapi.js';
+import type { AnswersClient } from '../clients/answers.client.js';
+import type { DigestClient } from '../clients/digest.client.js';
+import type { KnowledgeClient } from '../clients/knowledge.client.js';
+import type { TicketsClient } from '../clients/tickets.client.js';
+import type { InputRules } from './api-contract.js';
+import type { OrgSettings } from './model.js';
+import {
+  codePointLength,
+  readEnum,
+  readIdempotencyKeyHeader,
+  readInteger,
+  readString,
+  type ParamLocation,
+} from './validation.js';
+
+/** Response bodies of the public API, typed from the OpenAPI document (openapi/openapi.d.ts). */
+export type Schemas = components['schemas'];
+
+/** Who is calling: the authenticated key's organization and settings, and the request id. */
+export interface Caller {
+  orgId: string;
+  settings: OrgSettings;
+  requestId: string;
+}
+
+/**
+ * Where the inputs come from: a query string (`limit=5`, repeats are errors) or JSON (a REST
+ * body or MCP tool arguments, `"limit": 5`).
+ */
+export type InputSource = Extract<ParamLocation, 'query' | 'body'>;
+
+export type Inputs = Record<string, unknown>;
+
+export interface AgentOperationDeps {
+  rules: InputRules;
+  knowledge: KnowledgeClient;
+  digest: DigestClient;
+  tickets: TicketsClient;
+  answers: AnswersClient;
+}
+
+/**
+ * The five agent operations, shared by the REST routes and the MCP tools so both validate the
+ * same way (limits from the OpenAPI document), call the same services and return identical
+ * bodies. Invalid input throws AppError('invalid_request' | 'invalid_cursor', param).
+ */
+export class AgentOperations {
+  constructor(private readonly deps: AgentOperationDeps) {}
+
+  async searchKnowledgeBase(
+    caller: Caller,
+    input: Inputs,
+    from: InputSource,
+  ): Promise<Schemas['SearchResults']> {
+    const rules = this.deps.rules.searchKnowledgeBase;
+    const query = readString(input.query, { param: 'query', in: from, ...rules.query });
+    const limit = readInteger(input.limit, { param: 'limit', in: from, ...rules.limit });
+    const found = await this.deps.knowledge.search(
+      { orgId: caller.orgId, query, limit },
+      caller.requestId,
+    );
+    return {
+      results: found.results.map((hit) => ({
+        question: hit.question,
+        answer: hit.answer,
+        score: hit.score,
+      })),
+    };
+  }
+
+  async getFaqDigest(caller: Caller): Promise<Schemas['FaqDigest']> {
+    const { digest: latest } = await this.deps.digest.getLatestDigest(
+      { orgId: caller.orgId },
+      caller.requestId,
+    );
+    if (!latest) {
+      return {
+        message: 'No FAQ digest has been generated yet.',
+        week_start: null,
+        week_end: null,
+        ticket_count: 0,
+        content: null,
+      };
+    }
+    return {
+      message: `FAQ digest for ${latest.weekStart} to ${latest.weekEnd}`,
+      week_start: latest.weekStart,
+      week_end: latest.weekEnd,
+      ticket_count: latest.ticketCount,
+      content: latest.content,
+    };
+  }
+
+  async listTickets(
+    caller: Caller,
+    input: Inputs,
+    from: InputSource,
+  ): Promise<Schemas['TicketPage']> {
+    const rules = this.deps.rules.listTickets;
+    const status = readEnum(input.status, { param: 'status', in: from, ...rules.status });
+    const priority = readEnum(input.priority, { param: 'priority', in: from, ...rules.priority });
+    const category = readEnum(input.category, { param: 'category', in: from, ...rules.category });
+    const limit = readInteger(input.limit, { param: 'limit', in: from, ...rules.limit });
+    const cursor = readCursor(input.cursor, from, rules.cursor.maxLength);
+    const page = await this.deps.tickets.listTickets(
+      {
+        orgId: caller.orgId,
+        limit,
+        ...(status ? { status } : {}),
+        ...(priority ? { priority } : {}),
+        ...(category ? { category } : {}),
+        ...(cursor ? { cursor } : {}),
+      },
+      caller.requestId,
+    );
+    return { tickets: page.tickets.map(ticketToJson), next_cursor: page.nextCursor || null };
+  }
+
+  /**
+   * @param idempotencyKeyHeader the raw `Idempotency-Key` header (REST); it wins over the body
+   *   field `idempotencyKey`.
+   */
+  async createTicket(
+    caller: Caller,
+    input: Inputs,
+    from: InputSource,
+    idempotencyKeyHeader?: unknown,
+  ): Promise<Schemas['CreateTicketResult']> {
+    const rules = this.deps.rules.createTicket;
+    const content = readString(input.content, { param: 'content', in: from, ...rules.content });
+    const authorName = readString(input.authorName, {
+      param: 'authorName',
+      in: from,
+      ...rules.authorName,
+    });
+    const bodyKey = readString(input.idempotencyKey, {
+      param: 'idempotencyKey',
+      in: from,
+      ...rules.idempotencyKey,
+    });
+    const headerKey = readIdempotencyKeyHeader(
+      idempotencyKeyHeader,
+      rules.idempotencyKeyHeader.maxLength,
+    );
+    const idempotencyKey = headerKey ?? bodyKey;
+    const created = await this.deps.tickets.createTicket(
+      {
+        orgId: caller.orgId,
+        content,
+        ...(authorName !== undefined ? { authorName } : {}),
+        ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      },
+      caller.requestId,
+    );
+    return { ticket_id: created.ticketId, duplicate: created.duplicate };
+  }
+
+  async generateAnswer(
+    caller: Caller,
+    input: Inputs,
+    from: InputSource,
+  ): Promise<Schemas['Answer']> {
+    const rules = this.deps.rules.generateAnswer;
+    const question = readString(input.question, {
+      param: 'question',
+      in: from,
+      ...rules.question,
+    });
+    const { settings } = caller;
+    const result = await this.deps.answers.generateAnswer(
+      {
+        orgId: caller.orgId,
+        question,
+        policy: {
+          deflectionMonthlyLimit: settings.deflectionMonthlyLimit,
+          highConfidenceThreshold: settings.highConfidenceThreshold,
+        },
+      },
+      caller.requestId,
+    );
+    return {
+      answer: result.answer,
+      confidence: result.confidence,
+      answered_fully: result.answeredFully,
+      high_confidence: result.highConfidence,
+      ...(result.sources.length > 0
+        ? { sources: result.sources.map((s) => ({ question: s.question, score: s.score })) }
+        : {}),
+    };
+  }
+}
+
+/** A cursor is opaque; one too long to be ours is rejected here, the rest by the service. */
+function readCursor(value: unknown, from: InputSource, maxLength: number): string | undefined {
+  const cursor = readString(value, {
+    param: 'cursor',
+    in: from,
+    maxLength: Number.MAX_SAFE_INTEGER,
+  });
+  if (cursor !== undefined && codePointLength(cursor) > maxLength) {
+    throw new AppError('invalid_cursor', 'cursor was not produced by this service', {
+      param: 'cursor',
+    });
+  }
+  return cursor;
+}
+
+/** The public ticket record: every key present, null for unset values. */
+export function ticketToJson(t: ticketsPb.Ticket): Schemas['Ticket'] {
+  return {
+    id: t.id,
+    content: t.content,
+    // The tickets service only stores values of the document's enums.
+    category: (t.category ?? null) as Schemas['Ticket']['category'],
+    priority: t.priority as Schemas['TicketPriority'],
+    status: t.status as Schemas['TicketStatus'],
+    ai_summary: t.aiSummary ?? null,
+    created_at: t.createdAt,
+  };
+}

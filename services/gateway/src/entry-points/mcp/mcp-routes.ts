@@ -1,0 +1,150 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AppError, type Logger } from '@support-agent/shared';
+import express, { type Express, type RequestHandler, type Response } from 'express';
+import { callerOf } from '../http/agent-routes.js';
+import { insufficientScopeChallenge, type Challenges } from '../http/auth.js';
+import { methodNotAllowed, toAppError } from '../http/errors.js';
+import { PUBLIC_BODY_LIMIT } from '../http/json-body.js';
+import { countRequest, type RequestRateLimiter } from '../http/rate-limit.js';
+import { grantOf } from '../http/request-context.js';
+import type { McpToolset } from './mcp-tools.js';
+
+export const MCP_PATH = '/api/mcp';
+
+export interface McpRouteDeps {
+  logger: Logger;
+  /** The REST authentication, with challenges naming the MCP resource metadata. */
+  authenticate: RequestHandler;
+  challenges: Challenges;
+  rateLimiter: RequestRateLimiter;
+  toolset: McpToolset;
+  /** Browser origins allowed to call; any other `Origin` header gets 403. */
+  allowedOrigins: readonly string[];
+}
+
+interface McpLocals {
+  /** The body could not be read (malformed JSON, too large). */
+  bodyError?: AppError;
+  /** Over the rate limit on a single tools/call: reported as a tool error. */
+  rejection?: AppError;
+}
+
+const mcpLocals = (res: Response): McpLocals => res.locals as McpLocals;
+
+interface JsonRpcMessage {
+  method?: unknown;
+  params?: { name?: unknown };
+}
+
+function messagesOf(body: unknown): JsonRpcMessage[] {
+  const list = Array.isArray(body) ? body : [body];
+  return list.filter((m): m is JsonRpcMessage => typeof m === 'object' && m !== null);
+}
+
+/**
+ * `POST /api/mcp`: the MCP Streamable HTTP transport, stateless (a server and transport per
+ * request, JSON responses, no sessions). GET (server-initiated streams, not offered) and DELETE
+ * (no sessions to end) are 405. Checks, in order: Origin (403), key (401, the REST
+ * authentication), the scope of each tool called (403 with the insufficient_scope challenge),
+ * the rate limit (every request counts; 429, or a tool error for a single tools/call), then the
+ * SDK's own protocol checks. Tools run the REST operations (see McpToolset).
+ */
+export function mountMcp(app: Express, deps: McpRouteDeps): void {
+  app
+    .route(MCP_PATH)
+    .all(checkOrigin(deps.allowedOrigins))
+    .post(
+      deps.authenticate,
+      readBody(),
+      requireToolScopes(deps),
+      limitRate(deps.rateLimiter),
+      handleMcp(deps),
+    )
+    .all(methodNotAllowed(['POST']));
+}
+
+/**
+ * Browsers send `Origin`; a page from another site must not reach the endpoint (DNS rebinding,
+ * cross-site calls with a stored key). Requests without Origin (agents, CLIs) pass.
+ */
+function checkOrigin(allowed: readonly string[]): RequestHandler {
+  return (req, res, next) => {
+    const origin = req.headers.origin;
+    if (origin === undefined || allowed.includes(origin)) return next();
+    // Not an API error code of DESIGN.md §3 (those are the REST operations'), hence written here.
+    res.status(403).json({
+      error: {
+        message: `requests from origin ${origin.slice(0, 200)} are not allowed`,
+        code: 'origin_not_allowed',
+      },
+    });
+  };
+}
+
+/** JSON body (≤ 64 KiB); failures are kept for after the rate limit, like the REST routes. */
+function readBody(): RequestHandler {
+  const parse = express.json({ limit: PUBLIC_BODY_LIMIT, strict: true, type: () => true });
+  return (req, res, next) => {
+    void parse(req, res, (err?: unknown) => {
+      if (err) mcpLocals(res).bodyError = toAppError(err);
+      next();
+    });
+  };
+}
+
+/** A tools/call whose tool needs a scope the key lacks is refused at the HTTP level. */
+function requireToolScopes(deps: McpRouteDeps): RequestHandler {
+  return (req, res, next) => {
+    const scopes = grantOf(res).key.scopes;
+    for (const message of messagesOf(req.body)) {
+      if (message.method !== 'tools/call') continue;
+      const tool = deps.toolset.tool(message.params?.name);
+      if (!tool || scopes.includes(tool.scope)) continue;
+      res.set('WWW-Authenticate', insufficientScopeChallenge(deps.challenges, tool.scope));
+      throw new AppError(
+        'insufficient_scope',
+        `the tool ${tool.name} needs an API key with the ${tool.scope} scope`,
+      );
+    }
+    next();
+  };
+}
+
+function limitRate(limiter: RequestRateLimiter): RequestHandler {
+  return async (req, res, next) => {
+    const exceeded = await countRequest(limiter, res);
+    if (exceeded) {
+      const messages = Array.isArray(req.body) ? [] : messagesOf(req.body);
+      // A lone tool call gets a tool error the model can read; anything else a plain 429.
+      if (messages.length !== 1 || messages[0]!.method !== 'tools/call') throw exceeded;
+      mcpLocals(res).rejection = exceeded;
+    }
+    next();
+  };
+}
+
+function handleMcp(deps: McpRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const { bodyError, rejection } = mcpLocals(res);
+    if (bodyError?.code === 'payload_too_large') throw bodyError;
+    if (bodyError || req.body === undefined) {
+      // What the SDK transport answers to an unparseable body.
+      res.status(400).json({
+        jsonrpc: '2.0',
+        error: { code: -32700, message: `Parse error: ${bodyError?.message ?? 'empty body'}` },
+        id: null,
+      });
+      return;
+    }
+    const server = deps.toolset.createServer({ caller: callerOf(req, res), rejection });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    transport.onerror = (err) =>
+      deps.logger.debug({ err, reqId: req.id }, 'MCP request rejected by the transport');
+    res.on('close', () => void server.close());
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  };
+}
