@@ -22,12 +22,22 @@ const env = {
   DIGEST_ADDR: process.env.DIGEST_ADDR ?? '127.0.0.1:50054',
 };
 
+// Every service serves Prometheus metrics on METRICS_PORT (9464 in each container). Here all
+// share one machine, so each gets its own: the base port + its index in SERVICES (tickets 9464,
+// knowledge 9465, answers 9466, digest 9467, gateway 9468); METRICS_PORT=0 turns them all off.
+const metricsBase = Number(process.env.METRICS_PORT ?? 9464);
+const metricsPort = (name) =>
+  metricsBase === 0 ? '0' : String(metricsBase + SERVICES.indexOf(name));
+
 const children = new Map();
 let stopping = false;
 
 function launch(name, attempt = 0) {
   const entry = resolve(root, 'services', name, 'dist/main.js');
-  const child = spawn(process.execPath, [entry], { env, stdio: 'inherit' });
+  const child = spawn(process.execPath, [entry], {
+    env: { ...env, METRICS_PORT: metricsPort(name) },
+    stdio: 'inherit',
+  });
   const startedAt = Date.now();
   children.set(name, child);
   child.on('exit', (code, signal) => {
@@ -47,7 +57,10 @@ const available = SERVICES.filter((name) =>
 const backends = ['MYSQL_URL', 'REDIS_URL', 'NATS_URL', 'QDRANT_URL'].filter((k) => process.env[k]);
 console.error(
   `[start] services: ${available.join(', ')}; data: ${env.DATA_DIR}; ` +
-    `backends: ${backends.length ? backends.join(', ') : 'embedded'}`,
+    `backends: ${backends.length ? backends.join(', ') : 'embedded'}; metrics: ` +
+    (metricsBase === 0
+      ? 'off'
+      : available.map((name) => `${name} :${metricsPort(name)}`).join(', ')),
 );
 for (const name of available) launch(name);
 

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { checkHealth } from '@support-agent/shared';
 import { freePort } from './backends.js';
+import { leakedSecrets } from './secrets.js';
 
 export { freePort };
 
@@ -86,6 +87,8 @@ export class Stack {
   /** Extra replicas of upstream services started with addReplica(). */
   readonly replicas: ServiceProcess[] = [];
   readonly addresses: Record<string, string> = {};
+  /** METRICS_PORT given to each process, by process name (tickets, …, gateway-0, tickets-2). */
+  readonly metricsPorts = new Map<string, number>();
   gateways: ServiceProcess[] = [];
   private gatewayPorts: number[] = [];
   private adminPorts: number[] = [];
@@ -102,6 +105,20 @@ export class Stack {
 
   adminUrl(i = 0): string {
     return `http://127.0.0.1:${this.adminPorts[i]}`;
+  }
+
+  /** The Prometheus endpoint of a process (tickets, knowledge, answers, digest, gateway-0, …). */
+  metricsUrl(name: string): string {
+    const port = this.metricsPorts.get(name);
+    if (port === undefined) throw new Error(`no metrics port for ${name}`);
+    return `http://127.0.0.1:${port}/metrics`;
+  }
+
+  /** A free METRICS_PORT for process `name`, so processes on one machine never collide. */
+  private async metricsEnv(name: string): Promise<Record<string, string>> {
+    const port = await freePort();
+    this.metricsPorts.set(name, port);
+    return { METRICS_PORT: String(port) };
   }
 
   private backendEnv(): Record<string, string> {
@@ -125,7 +142,12 @@ export class Stack {
       this.addresses[`${name.toUpperCase()}_ADDR`] = `127.0.0.1:${await freePort()}`;
     }
     for (const name of names) {
-      const proc = new ServiceProcess(name, name, this.backendEnv(), logDir);
+      const proc = new ServiceProcess(
+        name,
+        name,
+        { ...(await this.metricsEnv(name)), ...this.backendEnv() },
+        logDir,
+      );
       this.upstreams.set(name, proc);
       proc.start();
     }
@@ -140,6 +162,11 @@ export class Stack {
         `gateway-${i}`,
         'gateway',
         {
+          ...(await this.metricsEnv(`gateway-${i}`)),
+          // Every test client is 127.0.0.1 and the failed-auth counter lives in the shared
+          // Redis: without this, bad keys sent by earlier suites would throttle later ones.
+          // Suites that test the throttle set their own value through `env`.
+          AUTH_FAILURES_PER_MIN_PER_IP: '100000',
           ...this.backendEnv(),
           PORT: String(port),
           HOST: '127.0.0.1',
@@ -215,7 +242,12 @@ export class Stack {
     const proc = new ServiceProcess(
       `${service}-${n}`,
       service,
-      { ...this.backendEnv(), ...env, [`${service.toUpperCase()}_ADDR`]: address },
+      {
+        ...(await this.metricsEnv(`${service}-${n}`)),
+        ...this.backendEnv(),
+        ...env,
+        [`${service.toUpperCase()}_ADDR`]: address,
+      },
       join(this.options.dir, 'logs'),
     );
     this.replicas.push(proc);
@@ -247,7 +279,37 @@ export class Stack {
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`admin ${method} ${path} → ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
+    const parsed: unknown = text ? JSON.parse(text) : undefined;
+    const issued = (parsed as { key?: unknown } | undefined)?.key;
+    if (typeof issued === 'string') this.issuedKeys.push(issued);
+    return parsed as T;
+  }
+
+  /** Every API key issued through admin(); with the admin token, none may appear in a log. */
+  readonly issuedKeys: string[] = [];
+
+  /** This stack's secrets (and `extra`) found in its captured logs, masked; [] when clean. */
+  leakedSecrets(extra: string[] = []): string[] {
+    return leakedSecrets(this.allLogs(), [this.adminToken, ...this.issuedKeys, ...extra]);
+  }
+
+  /**
+   * Under `npm test` (TEST_TMP_DIR set), records the secret scan of this stack's logs in
+   * TEST_TMP_DIR/log-secret-scan.jsonl, so test/security/log-secrets.test.ts can check every
+   * stack of the run, the e2e suites' included.
+   */
+  private recordSecretScan(): void {
+    const tmp = process.env.TEST_TMP_DIR;
+    if (!tmp || !existsSync(tmp)) return;
+    const logs = this.allLogs();
+    const leaks = leakedSecrets(logs, [this.adminToken, ...this.issuedKeys]);
+    const entry = {
+      stack: this.options.dir,
+      secrets: this.issuedKeys.length + 1,
+      logBytes: logs.length,
+      leaks,
+    };
+    appendFileSync(join(tmp, 'log-secret-scan.jsonl'), `${JSON.stringify(entry)}\n`);
   }
 
   /** Creates an organization and a key with the given scopes; returns the key. */
@@ -278,6 +340,7 @@ export class Stack {
   async stop(): Promise<void> {
     await Promise.all(this.gateways.map((g) => g.stop()));
     await Promise.all([...this.upstreams.values(), ...this.replicas].map((p) => p.stop()));
+    this.recordSecretScan();
   }
 
   allLogs(): string {

@@ -1,8 +1,10 @@
 import {
+  InterceptingCall,
   Server,
   ServerCredentials,
   credentials,
   Metadata,
+  status as GrpcStatus,
   type CallOptions,
   type ChannelOptions,
   type ClientUnaryCall,
@@ -11,11 +13,24 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
   type handleUnaryCall,
+  type Interceptor,
   type sendUnaryData,
 } from '@grpc/grpc-js';
+import {
+  INVALID_SPAN_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type TextMapGetter,
+  type TextMapSetter,
+} from '@opentelemetry/api';
 import { health } from '@support-agent/proto';
 import type { Logger } from './logger.js';
 import { AppError, fromGrpcError, toGrpcError } from './errors.js';
+import { recordGrpcClientCall, recordGrpcServerCall, secondsSince } from './metrics.js';
+import { failSpan, tracer } from './trace-context.js';
 
 const { HealthCheckResponse_ServingStatus: ServingStatus, HealthService } = health;
 
@@ -26,6 +41,10 @@ export const CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.keepalive_permit_without_calls': 1,
   'grpc.max_receive_message_length': 16 * 1024 * 1024,
   'grpc.enable_retries': 1,
+  // grpc-js backs off reconnecting to a dead peer up to 120 s, so after a long outage a
+  // restarted service stayed unreachable for many seconds; cap it so calls resume within ~2 s.
+  'grpc.initial_reconnect_backoff_ms': 500,
+  'grpc.max_reconnect_backoff_ms': 2_000,
 };
 
 const SERVER_OPTIONS: ChannelOptions = {
@@ -45,15 +64,109 @@ export function unaryHandler<Req, Res>(
   fn: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
 ): handleUnaryCall<Req, Res> {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-    fn(call.request, call).then(
-      (res) => callback(null, res),
-      (err: unknown) => {
-        if (!(err instanceof AppError) || !err.isTrusted) {
-          logger.error({ err, method }, 'grpc handler failed');
-        }
-        callback(toGrpcError(err) as ServiceError);
+    const startedNs = process.hrtime.bigint();
+    const rpc = splitPath(typeof call.getPath === 'function' ? call.getPath() : '', method);
+    // Continue the caller's trace (W3C traceparent in the metadata); a no-op without tracing.
+    const parent = propagation.extract(context.active(), call.metadata, METADATA_GETTER);
+    const span = tracer().startSpan(
+      `${rpc.service}/${rpc.method}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'rpc.system': 'grpc', 'rpc.service': rpc.service, 'rpc.method': rpc.method },
       },
+      parent,
     );
+    const finish = (code: GrpcStatus) => {
+      recordGrpcServerCall(rpc, GrpcStatus[code] ?? String(code), secondsSince(startedNs));
+      span.setAttribute('rpc.grpc.status_code', code);
+      span.end();
+    };
+    context
+      .with(trace.setSpan(parent, span), () => fn(call.request, call))
+      .then(
+        (res) => {
+          finish(GrpcStatus.OK);
+          callback(null, res);
+        },
+        (err: unknown) => {
+          if (!(err instanceof AppError) || !err.isTrusted) {
+            logger.error({ err, method, requestId: requestIdOf(call) }, 'grpc handler failed');
+            failSpan(span, err);
+          }
+          const grpcError = toGrpcError(err);
+          finish(grpcError.code ?? GrpcStatus.UNKNOWN);
+          callback(grpcError as ServiceError);
+        },
+      );
+  };
+}
+
+/** "/package.Service/Method" → its parts; `fallback` names the method when the path is unknown. */
+function splitPath(path: string, fallback: string): { service: string; method: string } {
+  const [, service, method] = path.split('/');
+  return service && method ? { service, method } : { service: 'unknown', method: fallback };
+}
+
+const METADATA_GETTER: TextMapGetter<Metadata> = {
+  keys: (metadata) => Object.keys(metadata.getMap()),
+  get: (metadata, key) => {
+    const values = metadata.get(key).map(String);
+    return values.length > 1 ? values : values[0];
+  },
+};
+
+const METADATA_SETTER: TextMapSetter<Metadata> = {
+  set: (metadata, key, value) => metadata.set(key, value),
+};
+
+const HEALTH_SERVICE = 'grpc.health.v1.Health';
+
+/**
+ * The interceptor every client of createGrpcClient gets: a CLIENT span per unary call whose
+ * context travels in the metadata (W3C traceparent), and the grpc_client_* metrics.
+ */
+function clientInterceptor(target: string): Interceptor {
+  return (options, nextCall) => {
+    const path = options.method_definition.path;
+    const rpc = splitPath(path, path);
+    return new InterceptingCall(nextCall(options), {
+      start(metadata, _listener, next) {
+        const startedNs = process.hrtime.bigint();
+        const active = context.active();
+        // Health checks (probes, readiness) would only add root spans nobody reads.
+        const span =
+          rpc.service === HEALTH_SERVICE
+            ? trace.wrapSpanContext(INVALID_SPAN_CONTEXT)
+            : tracer().startSpan(
+                `${rpc.service}/${rpc.method}`,
+                {
+                  kind: SpanKind.CLIENT,
+                  attributes: {
+                    'rpc.system': 'grpc',
+                    'rpc.service': rpc.service,
+                    'rpc.method': rpc.method,
+                    'server.address': target,
+                  },
+                },
+                active,
+              );
+        propagation.inject(trace.setSpan(active, span), metadata, METADATA_SETTER);
+        next(metadata, {
+          onReceiveStatus(status, nextStatus) {
+            recordGrpcClientCall(
+              { target, method: rpc.method },
+              GrpcStatus[status.code] ?? String(status.code),
+              secondsSince(startedNs),
+            );
+            span.setAttribute('rpc.grpc.status_code', status.code);
+            if (status.code !== GrpcStatus.OK)
+              span.setStatus({ code: SpanStatusCode.ERROR, message: status.details });
+            span.end();
+            nextStatus(status);
+          },
+        });
+      },
+    });
   };
 }
 
@@ -164,7 +277,10 @@ export function createGrpcClient<C>(
   ) => C,
   address: string,
 ): C {
-  return new ClientCtor(address, credentials.createInsecure(), CHANNEL_OPTIONS);
+  return new ClientCtor(address, credentials.createInsecure(), {
+    ...CHANNEL_OPTIONS,
+    interceptors: [clientInterceptor(address)],
+  });
 }
 
 type UnaryMethod<Req, Res> = (

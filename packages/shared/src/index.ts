@@ -6,3 +6,5 @@ export * from './lifecycle.js';
 export * from './time.js';
 export * from './journal.js';
 export * from './mysql.js';
+export * from './metrics.js';
+export * from './trace-context.js';

@@ -1,5 +1,26 @@
 import type { Logger } from './logger.js';
 
+const exitHooks: Array<() => Promise<void>> = [];
+
+/**
+ * Work to finish after a graceful stop, before the process exits (e.g. flushing buffered
+ * trace spans). Hooks run in order; a failing or slow one (over 5 s) never blocks the exit.
+ */
+export function addExitHook(hook: () => Promise<void>): void {
+  exitHooks.push(hook);
+}
+
+async function runExitHooks(): Promise<void> {
+  for (const hook of exitHooks) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      hook().catch(() => undefined),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, 5_000))),
+    ]);
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Runs `stop` once on SIGTERM or SIGINT, then exits. A second signal forces exit,
  * so an operator is never stuck behind a hung drain.
@@ -13,13 +34,15 @@ export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): voi
     }
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    stop()
+      .then(runExitHooks)
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);

@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { activeTraceIds } from './trace-context.js';
 
 export type { Logger };
 
@@ -33,6 +34,8 @@ export function createLogger(
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     formatters: { level: (label) => ({ level: label }) },
+    // With tracing on, every line logged inside a span names it (trace_id, span_id).
+    mixin: () => activeTraceIds() ?? {},
   });
 }
 

@@ -1,4 +1,4 @@
-import { boolFlag, hostPort, loadConfig, logLevel, z } from '@support-agent/shared';
+import { boolFlag, hostPort, loadConfig, logLevel, metricsEnv, z } from '@support-agent/shared';
 
 const url = (schemes: string[]) =>
   z
@@ -60,6 +60,8 @@ export const configSchema = z
     MYSQL_POOL_SIZE: int(1, 500, 20),
     /** In-flight calls and triage get this long to finish at shutdown. */
     SHUTDOWN_GRACE_MS: int(0, 120_000, 10_000),
+    /** Prometheus GET /metrics (METRICS_PORT, 0 = off; METRICS_HOST, default: ANSWERS_ADDR's host). */
+    ...metricsEnv,
   })
   .superRefine((c, ctx) => {
     if (c.EMBEDDED) return;

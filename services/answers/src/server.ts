@@ -20,10 +20,13 @@ import { OpenAiModel } from './data-access/openai-llm.js';
 import { TicketsClient } from './data-access/tickets-client.js';
 import { createAnswersHandlers } from './entry-points/grpc/answers-handlers.js';
 import { TriageConsumer } from './entry-points/events/triage-consumer.js';
+import { meteredLedger } from './metrics.js';
 
 const HOUR_MS = 3_600_000;
 /** Settled reservations are kept this long: a redelivered triage event must still find its commit. */
 const RESERVATION_RETENTION_MS = 35 * 24 * HOUR_MS;
+/** Refresh of the triage_consumer_pending gauge. */
+const LAG_POLL_MS = 5_000;
 
 export interface AnswersServer {
   /** The bound gRPC port (the real one when ANSWERS_ADDR asked for port 0). */
@@ -57,7 +60,7 @@ export async function start(
 
   try {
     const now = options.now ?? (() => new Date());
-    const ledger = await openLedger(config, logger);
+    const ledger = meteredLedger(await openLedger(config, logger));
     closers.push(() => ledger.close());
 
     const knowledge = new KnowledgeClient(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
@@ -120,6 +123,9 @@ export async function start(
     const consumer = new TriageConsumer(openEventSource(config, logger), deps, logger);
     consumer.start();
     closers.push(() => consumer.stop());
+    const lagTimer = setInterval(() => void consumer.refreshLag(), LAG_POLL_MS);
+    lagTimer.unref();
+    closers.push(() => clearInterval(lagTimer));
     logger.info(
       { address: `${config.ANSWERS_ADDR.host}:${grpc.port}` },
       'answers service listening',

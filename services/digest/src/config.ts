@@ -1,4 +1,12 @@
-import { boolFlag, hostPort, loadConfig, logLevel, port, z } from '@support-agent/shared';
+import {
+  boolFlag,
+  hostPort,
+  loadConfig,
+  logLevel,
+  metricsEnv,
+  port,
+  z,
+} from '@support-agent/shared';
 import { scheduleOffsetMinutes, WEEK_MINUTES, WEEKDAYS } from './domain/schedule.js';
 
 const url = (schemes: string[]) =>
@@ -65,8 +73,10 @@ export const configSchema = z
     /** After the due time, the run waits for the event consumer to catch up at most this long. */
     DIGEST_SCHEDULE_MAX_LAG_WAIT_MS: int(0, 24 * 3_600_000, 900_000),
 
-    /** Prometheus text endpoint `/metrics`; 0 disables it. */
-    DIGEST_METRICS_PORT: port.default(9464),
+    /** Prometheus `GET /metrics`: METRICS_PORT (0 disables it), METRICS_HOST (default: DIGEST_ADDR's host). */
+    ...metricsEnv,
+    /** The former name of METRICS_PORT, still honoured (and preferred when both are set). */
+    DIGEST_METRICS_PORT: port.optional(),
     /** Durable consumer name on stream TICKETS. */
     DIGEST_CONSUMER_NAME: z
       .string()
@@ -122,6 +132,11 @@ export type DigestConfig = z.infer<typeof configSchema>;
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadDigestConfig(env: NodeJS.ProcessEnv = process.env): DigestConfig {
   return loadConfig(configSchema, env);
+}
+
+/** The metrics port in force: DIGEST_METRICS_PORT when set, else METRICS_PORT (0 = off). */
+export function metricsPort(config: DigestConfig): number {
+  return config.DIGEST_METRICS_PORT ?? config.METRICS_PORT;
 }
 
 /** True when an OpenAI-compatible server is configured (DESIGN.md "LLM and embeddings"). */

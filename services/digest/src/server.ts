@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, startGrpcServer, type Logger } from '@support-agent/shared';
+import { createLogger, serveMetrics, startGrpcServer, type Logger } from '@support-agent/shared';
 import { digest } from '@support-agent/proto';
-import { llmConfigured, scheduleOffset, type DigestConfig } from './config.js';
+import { llmConfigured, metricsPort, scheduleOffset, type DigestConfig } from './config.js';
 import { buildDigest, type BuildDigestDeps, type DigestSettings } from './domain/build-digest.js';
 import type { DigestRepository, TicketEventSource } from './domain/ports.js';
 import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
@@ -15,13 +15,13 @@ import { JetStreamTicketEvents } from './data-access/nats-ticket-events.js';
 import { OpenAiSummarizer } from './data-access/openai-summarizer.js';
 import { TicketEventsConsumer } from './entry-points/events/ticket-events-consumer.js';
 import { createDigestHandlers } from './entry-points/grpc/digest-handlers.js';
-import { DigestMetrics, startMetricsEndpoint } from './entry-points/metrics.js';
+import { DigestMetrics } from './entry-points/metrics.js';
 import { WeeklyDigestScheduler } from './entry-points/scheduler.js';
 
 export interface DigestServer {
   /** The bound gRPC port (the real one when DIGEST_ADDR asked for port 0). */
   port: number;
-  /** The bound metrics port, undefined when DIGEST_METRICS_PORT=0. */
+  /** The bound metrics port, undefined when METRICS_PORT (or DIGEST_METRICS_PORT) is 0. */
   metricsPort: number | undefined;
   /** Graceful: health NOT_SERVING, in-flight calls finish, scheduler and consumer stop after their current work, connections close. */
   stop(): Promise<void>;
@@ -121,17 +121,13 @@ export async function start(
       closers.push(() => scheduler.stop());
     }
 
-    let metricsPort: number | undefined;
-    if (config.DIGEST_METRICS_PORT !== 0) {
-      const endpoint = await startMetricsEndpoint(
-        metrics,
-        config.DIGEST_ADDR.host,
-        config.DIGEST_METRICS_PORT,
-        logger,
-      );
-      metricsPort = endpoint.port;
-      closers.push(() => endpoint.close());
-    }
+    // GET /metrics: shared's process-wide registry (gRPC, process) plus this instance's.
+    const endpoint = await serveMetrics(
+      { port: metricsPort(config), host: config.METRICS_HOST ?? config.DIGEST_ADDR.host },
+      logger,
+      [metrics.registry],
+    );
+    if (endpoint) closers.push(() => endpoint.close());
 
     logger.info({ address: `${config.DIGEST_ADDR.host}:${grpc.port}` }, 'digest service listening');
 
@@ -140,7 +136,7 @@ export async function start(
     let stopping: Promise<void> | undefined;
     return {
       port: grpc.port,
-      metricsPort,
+      metricsPort: endpoint?.port,
       stop() {
         stopping ??= (async () => {
           await stopGrpc();

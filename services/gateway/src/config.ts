@@ -4,6 +4,7 @@ import {
   hostPort,
   loadConfig,
   logLevel,
+  metricsEnv,
   port,
   z,
 } from '@support-agent/shared';
@@ -91,7 +92,11 @@ const schema = z
     GRPC_BULK_DEADLINE_MS: z.coerce.number().int().min(1).default(60_000),
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+    // Slow clients (slowloris): the whole header block, and the whole request, within these.
+    HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+    HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
     LOG_LEVEL: logLevel,
+    ...metricsEnv,
   })
   .superRefine((env, ctx) => {
     if (env.EMBEDDED) return;
@@ -137,7 +142,15 @@ export interface GatewayConfig {
   shutdownDelayMs: number;
   /** How long in-flight requests may take to finish before connections are cut. */
   shutdownGraceMs: number;
+  /** A client must send its headers within this (default 20 s) … */
+  httpHeadersTimeoutMs?: number;
+  /** … and its whole request within this (default 30 s); else 408 and the connection closes. */
+  httpRequestTimeoutMs?: number;
   logLevel: string;
+  /** Prometheus GET /metrics (served by main); 0 = off. Unset in hand-built configs = off. */
+  metricsPort?: number;
+  /** Default: `host`. */
+  metricsHost?: string | undefined;
 }
 
 /** Reads and validates the gateway's environment; throws ConfigError with every problem. */
@@ -167,7 +180,11 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     grpcBulkDeadlineMs: e.GRPC_BULK_DEADLINE_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    httpHeadersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+    httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
   };
 }
 

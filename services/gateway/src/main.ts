@@ -1,4 +1,4 @@
-import { createLogger, onShutdownSignal, runMain } from '@support-agent/shared';
+import { createLogger, onShutdownSignal, runMain, serveMetrics } from '@support-agent/shared';
 import { loadGatewayConfig } from './config.js';
 import { DEMO_KB } from './domain/demo-kb.js';
 import { start, type GatewayHandle } from './server.js';
@@ -6,9 +6,16 @@ import { start, type GatewayHandle } from './server.js';
 runMain('gateway', async () => {
   const config = loadGatewayConfig();
   const logger = createLogger('gateway', config.logLevel);
+  const metrics = await serveMetrics(
+    { port: config.metricsPort ?? 0, host: config.metricsHost ?? config.host },
+    logger,
+  );
   const gateway = await start(config, logger);
   printFirstStart(gateway, config.publicBaseUrl);
-  onShutdownSignal(logger, gateway.stop);
+  onShutdownSignal(logger, async () => {
+    await gateway.stop();
+    await metrics?.close();
+  });
 });
 
 /** Secrets created on an embedded first start go to stdout once, outside the JSON logs. */

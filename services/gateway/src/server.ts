@@ -162,7 +162,7 @@ export async function start(
       trustProxy: config.trustProxy,
       resolver: new KeyResolver(store, config.keyCacheTtlMs),
       authThrottle: new AuthFailureThrottle(createLimiter, config.authFailuresPerMinPerIp, logger),
-      rateLimiter: new RequestRateLimiter(createLimiter, logger),
+      rateLimiter: new RequestRateLimiter(createLimiter, logger, redis),
       contract,
       operations: new AgentOperations({
         rules: contract.rules,
@@ -187,9 +187,13 @@ export async function start(
       shuttingDown: isShuttingDown,
     });
 
-    const publicServer = await listen(publicApp, config.port, config.host);
+    const timeouts = {
+      headersMs: config.httpHeadersTimeoutMs ?? 20_000,
+      requestMs: config.httpRequestTimeoutMs ?? 30_000,
+    };
+    const publicServer = await listen(publicApp, config.port, config.host, timeouts);
     servers.push(publicServer);
-    const adminServer = await listen(adminApp, config.adminPort, config.adminHost);
+    const adminServer = await listen(adminApp, config.adminPort, config.adminHost, timeouts);
     servers.push(adminServer);
     const port = (publicServer.address() as AddressInfo).port;
     const adminPort = (adminServer.address() as AddressInfo).port;
@@ -232,13 +236,34 @@ export async function start(
   }
 }
 
-async function listen(app: Express, port: number, host: string): Promise<http.Server> {
+async function listen(
+  app: Express,
+  port: number,
+  host: string,
+  timeouts: { headersMs: number; requestMs: number },
+): Promise<http.Server> {
   // 64 KiB of headers: a 2000-code-point query in the URL can take 24 KB percent-encoded.
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+  const server = http.createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // Node checks the two timeouts below only every connectionsCheckingInterval (30 s by
+      // default), which let a slow client hold a socket up to twice as long as configured.
+      connectionsCheckingInterval: 1_000,
+      // Node answers a missing Host with a bare 400; requestContext answers it in JSON.
+      requireHostHeader: false,
+    },
+    app,
+  );
   server.on('clientError', answerClientError);
-  // Slow clients cannot hold a socket forever; keep-alive outlives typical LB idle timeouts.
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 30_000;
+  // CONNECT is no route of ours; without a listener Node would drop the socket unanswered.
+  server.on('connect', (_req: http.IncomingMessage, socket: Duplex) =>
+    answerRaw(socket, 405, 'Method Not Allowed', 'method_not_allowed', 'CONNECT is not supported'),
+  );
+  // Slow clients cannot hold a socket forever: headers and the whole request within these
+  // (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS), else 408; keep-alive outlives typical
+  // LB idle timeouts.
+  server.requestTimeout = timeouts.requestMs;
+  server.headersTimeout = Math.min(timeouts.headersMs, timeouts.requestMs);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -269,11 +294,22 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', 'request not received in time']
         : [400, 'Bad Request', 'malformed HTTP request'];
-  const body = JSON.stringify({ error: { message, code: 'invalid_request' } });
+  answerRaw(socket, status, reason, 'invalid_request', message);
+}
+
+/** Writes a complete JSON error response straight to the socket and closes it. */
+function answerRaw(
+  socket: Duplex,
+  status: number,
+  reason: string,
+  code: string,
+  message: string,
+): void {
+  const body = JSON.stringify({ error: { message, code } });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\n` +
-      `Connection: close\r\n\r\n${body}`,
+      `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

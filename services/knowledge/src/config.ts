@@ -1,4 +1,12 @@
-import { boolFlag, ConfigError, hostPort, loadConfig, logLevel, z } from '@support-agent/shared';
+import {
+  boolFlag,
+  ConfigError,
+  hostPort,
+  loadConfig,
+  logLevel,
+  metricsEnv,
+  z,
+} from '@support-agent/shared';
 
 const url = (protocols: string[]) =>
   z.string().refine(
@@ -39,6 +47,7 @@ const schema = z
     DATA_DIR: z.string().default('./data'),
     SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
     LOG_LEVEL: logLevel,
+    ...metricsEnv,
   })
   .superRefine((env, ctx) => {
     if (!env.EMBEDDED && env.QDRANT_URL === undefined) {
@@ -72,6 +81,10 @@ export interface KnowledgeConfig {
   dataDir: string;
   shutdownGraceMs: number;
   logLevel: string;
+  /** Prometheus GET /metrics (served by main); 0 = off. Unset in hand-built configs = off. */
+  metricsPort?: number;
+  /** Default: `host`. */
+  metricsHost?: string | undefined;
 }
 
 /** Reads and validates the environment; throws ConfigError listing every problem. */
@@ -95,6 +108,8 @@ export function loadKnowledgeConfig(env: NodeJS.ProcessEnv = process.env): Knowl
     dataDir: e.DATA_DIR,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     logLevel: e.LOG_LEVEL,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
   };
 }
 

@@ -1,10 +1,17 @@
-import { createLogger, onShutdownSignal, runMain } from '@support-agent/shared';
+import { createLogger, onShutdownSignal, runMain, serveMetrics } from '@support-agent/shared';
 import { loadKnowledgeConfig } from './config.js';
 import { start } from './server.js';
 
 runMain('knowledge', async () => {
   const config = loadKnowledgeConfig();
   const logger = createLogger('knowledge', config.logLevel);
+  const metrics = await serveMetrics(
+    { port: config.metricsPort ?? 0, host: config.metricsHost ?? config.host },
+    logger,
+  );
   const server = await start(config, logger);
-  onShutdownSignal(logger, server.stop);
+  onShutdownSignal(logger, async () => {
+    await server.stop();
+    await metrics?.close();
+  });
 });

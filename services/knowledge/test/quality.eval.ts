@@ -8,6 +8,7 @@
 // Defaults to StackFAQ's dev split in ../shared/data/stackfaq (or STACKFAQ_DIR).
 // KB_EVAL_BACKEND=qdrant runs the same through the Qdrant adapter instead: against
 // QDRANT_URL when set, else against the OpenAPI-validating stand-in of the tests.
+// KB_EVAL_QUANTIZE_ABOVE=0 keeps the embedded index's dense vectors as int8 from the start.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -72,6 +73,11 @@ try {
       dir: tmp,
       collection: collectionName('kb', embeddings.fingerprint),
       dimensions: embeddings.dimensions,
+      // KB_EVAL_QUANTIZE_ABOVE=0 evaluates int8 dense vectors (what organizations above
+      // 8,192 entries get) on this smaller collection.
+      ...(process.env.KB_EVAL_QUANTIZE_ABOVE
+        ? { quantizeAbove: Number(process.env.KB_EVAL_QUANTIZE_ABOVE) }
+        : {}),
     });
   }
   await index.init();

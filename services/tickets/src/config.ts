@@ -1,4 +1,4 @@
-import { boolFlag, hostPort, loadConfig, logLevel, z } from '@support-agent/shared';
+import { boolFlag, hostPort, loadConfig, logLevel, metricsEnv, z } from '@support-agent/shared';
 
 const url = (scheme: string) =>
   z
@@ -49,6 +49,8 @@ export const configSchema = z
     IDEMPOTENCY_CACHE_TTL_HOURS: positiveInt(1, 24 * 30, 24),
     /** In-flight calls get this long to finish at shutdown before they are cut. */
     SHUTDOWN_GRACE_MS: positiveInt(0, 120_000, 10_000),
+    /** Prometheus GET /metrics (METRICS_PORT, 0 = off; METRICS_HOST, default: TICKETS_ADDR's host). */
+    ...metricsEnv,
   })
   .superRefine((c, ctx) => {
     if (c.EMBEDDED) return;

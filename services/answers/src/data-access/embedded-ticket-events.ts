@@ -2,6 +2,7 @@ import {
   closeSync,
   existsSync,
   fstatSync,
+  statSync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -43,6 +44,8 @@ export class JsonlTicketEvents implements TicketEventSource {
   private stopping = false;
   private running: Promise<void> | undefined;
   private readonly wake = new AbortController();
+  /** The durable offset, for backlog(). */
+  private handled = 0;
 
   constructor(
     private readonly file: string,
@@ -64,8 +67,18 @@ export class JsonlTicketEvents implements TicketEventSource {
     await this.running;
   }
 
+  /** Bytes of the event file not handled yet. */
+  async backlog(): Promise<number | undefined> {
+    try {
+      return existsSync(this.file) ? Math.max(0, statSync(this.file).size - this.handled) : 0;
+    } catch {
+      return undefined;
+    }
+  }
+
   private async run(handle: (delivery: EventDelivery) => Promise<Disposition>): Promise<void> {
     let offset = this.readOffset();
+    this.handled = offset;
     while (!this.stopping) {
       let lines: Line[];
       try {
@@ -173,6 +186,7 @@ export class JsonlTicketEvents implements TicketEventSource {
       closeSync(fd);
     }
     renameSync(tmp, this.offsetFile);
+    this.handled = offset;
   }
 
   private sleep(ms: number): Promise<void> {

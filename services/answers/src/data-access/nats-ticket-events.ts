@@ -10,7 +10,7 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
-import { redactUrl, type Logger } from '@support-agent/shared';
+import { redactUrl, traceHeadersOf, withConsumerSpan, type Logger } from '@support-agent/shared';
 import type { Disposition, EventDelivery, TicketEventSource } from '../domain/ports.js';
 import { sleepUnlessAborted } from './sleep.js';
 
@@ -69,6 +69,18 @@ export class JetStreamTicketEvents implements TicketEventSource {
     const nc = this.nc;
     this.nc = undefined;
     if (nc && !nc.isClosed()) await nc.drain().catch(() => nc.close());
+  }
+
+  /** num_pending + num_ack_pending of the durable consumer; undefined while NATS cannot say. */
+  async backlog(): Promise<number | undefined> {
+    const nc = this.nc;
+    if (!nc || nc.isClosed() || !this.consumer) return undefined;
+    try {
+      const info = await (await nc.jetstreamManager()).consumers.info(STREAM, TRIAGE_CONSUMER);
+      return info.num_pending + info.num_ack_pending;
+    } catch {
+      return undefined;
+    }
   }
 
   private async run(handle: (delivery: EventDelivery) => Promise<Disposition>): Promise<void> {
@@ -234,7 +246,17 @@ export class JetStreamTicketEvents implements TicketEventSource {
     const progress = setInterval(() => msg.working(), Math.max(1_000, ackWait / 3));
     let disposition: Disposition;
     try {
-      disposition = await handle({ data: msg.string(), attempt: msg.info.deliveryCount });
+      // Continues the trace of the request that created the ticket (traceparent header).
+      disposition = await withConsumerSpan(
+        `${msg.subject} process`,
+        traceHeadersOf(msg.headers),
+        {
+          'messaging.system': 'nats',
+          'messaging.destination.name': msg.subject,
+          'messaging.consumer.group.name': TRIAGE_CONSUMER,
+        },
+        () => handle({ data: msg.string(), attempt: msg.info.deliveryCount }),
+      );
     } catch (err) {
       disposition = { kind: 'retry', delayMs: 5_000 };
       this.logger.error({ err }, 'triage handler threw');

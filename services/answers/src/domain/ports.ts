@@ -154,4 +154,6 @@ export type Disposition =
 export interface TicketEventSource {
   start(handle: (delivery: EventDelivery) => Promise<Disposition>): void;
   stop(): Promise<void>;
+  /** Events not yet handled (the triage_consumer_pending gauge); undefined when unknown. */
+  backlog(): Promise<number | undefined>;
 }

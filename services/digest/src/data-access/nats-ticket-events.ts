@@ -8,7 +8,7 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
-import { redactUrl, type Logger } from '@support-agent/shared';
+import { redactUrl, traceHeadersOf, withConsumerSpan, type Logger } from '@support-agent/shared';
 import type { DeliveryHandler, Disposition, TicketEventSource } from '../domain/ports.js';
 import { ensureTicketsStream, FILTER_SUBJECT, isNotFound, STREAM_NAME } from './nats-stream.js';
 import { sleepUnlessAborted } from './sleep.js';
@@ -208,7 +208,17 @@ export class JetStreamTicketEvents implements TicketEventSource {
     const progress = setInterval(() => msg.working(), Math.max(500, this.options.ackWaitMs / 3));
     let disposition: Disposition;
     try {
-      disposition = await handle({ data: msg.string(), attempt: msg.info.deliveryCount });
+      // Continues the trace of the request that produced the event (traceparent header).
+      disposition = await withConsumerSpan(
+        `${msg.subject} process`,
+        traceHeadersOf(msg.headers),
+        {
+          'messaging.system': 'nats',
+          'messaging.destination.name': msg.subject,
+          'messaging.consumer.group.name': this.options.consumerName,
+        },
+        () => handle({ data: msg.string(), attempt: msg.info.deliveryCount }),
+      );
     } catch (err) {
       this.logger.error({ err }, 'ticket event handler threw');
       disposition = { kind: 'retry', delayMs: 1_000 };

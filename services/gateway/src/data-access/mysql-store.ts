@@ -1,4 +1,5 @@
 import {
+  AppError,
   createMysqlPool,
   isDuplicateKeyError,
   runMigrations,
@@ -25,6 +26,68 @@ const ORG_SELECT = `
          s.deflection_monthly_limit, s.high_confidence_threshold, s.updated_at
     FROM gateway_orgs o JOIN gateway_org_settings s ON s.org_id = o.id`;
 
+/**
+ * Longest a store call may take. Every request looks its key up here (after the cache), so a
+ * database that hangs (stopped, overloaded, a network partition) must fail the request with a
+ * 503 in bounded time rather than hold it; the query itself is left to finish or fail.
+ */
+const STORE_TIMEOUT_MS = 2_000;
+
+/** Errors that mean "the database is unreachable or overloaded", not "this call is wrong". */
+const UNAVAILABLE_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_LOCK_DEADLOCK',
+]);
+
+class StoreTimeout extends Error {
+  readonly code = 'STORE_TIMEOUT';
+}
+
+/** An unreachable or hanging database is service_unavailable (503 + Retry-After), not a bug. */
+function toStoreError(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const e = err as { code?: string; fatal?: boolean };
+  if (
+    err instanceof StoreTimeout ||
+    e?.fatal === true ||
+    (e?.code !== undefined && UNAVAILABLE_ERRORS.has(e.code))
+  ) {
+    return new AppError('service_unavailable', 'the gateway database is unavailable', {
+      retryAfter: 1,
+      cause: err,
+    });
+  }
+  return err;
+}
+
+/** Runs a store call within STORE_TIMEOUT_MS, mapping database outages to service_unavailable. */
+async function bounded<T>(call: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StoreTimeout(`no answer from MySQL within ${STORE_TIMEOUT_MS} ms`)),
+      STORE_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([call(), timeout]);
+  } catch (err) {
+    throw toStoreError(err);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const KEY_COLUMNS =
   'k.id, k.org_id, k.name, k.key_hash, k.prefix, k.scopes, k.created_at, k.revoked_at';
 
@@ -46,57 +109,67 @@ export class MysqlGatewayStore implements GatewayStore {
   }
 
   async createOrg(org: Org, settings: OrgSettings): Promise<boolean> {
-    const conn = await this.pool.getConnection();
-    try {
-      await conn.beginTransaction();
+    return bounded(async () => {
+      const conn = await this.pool.getConnection();
       try {
-        await conn.query('INSERT INTO gateway_orgs (id, name, created_at) VALUES (?, ?, ?)', [
-          org.id,
-          org.name,
-          org.createdAt,
-        ]);
+        await conn.beginTransaction();
+        try {
+          await conn.query('INSERT INTO gateway_orgs (id, name, created_at) VALUES (?, ?, ?)', [
+            org.id,
+            org.name,
+            org.createdAt,
+          ]);
+        } catch (err) {
+          await conn.rollback();
+          if (isDuplicateKeyError(err)) return false;
+          throw err;
+        }
+        await conn.query(
+          `INSERT INTO gateway_org_settings (org_id, rate_limit_per_key_per_min, rate_limit_per_org_per_min,
+             deflection_monthly_limit, high_confidence_threshold, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+          [
+            org.id,
+            settings.rateLimitPerKeyPerMin,
+            settings.rateLimitPerOrgPerMin,
+            settings.deflectionMonthlyLimit,
+            settings.highConfidenceThreshold,
+            settings.updatedAt,
+          ],
+        );
+        await conn.commit();
+        return true;
       } catch (err) {
-        await conn.rollback();
-        if (isDuplicateKeyError(err)) return false;
+        await conn.rollback().catch(() => undefined);
         throw err;
+      } finally {
+        conn.release();
       }
-      await conn.query(
-        `INSERT INTO gateway_org_settings (org_id, rate_limit_per_key_per_min, rate_limit_per_org_per_min,
-           deflection_monthly_limit, high_confidence_threshold, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-        [
-          org.id,
-          settings.rateLimitPerKeyPerMin,
-          settings.rateLimitPerOrgPerMin,
-          settings.deflectionMonthlyLimit,
-          settings.highConfidenceThreshold,
-          settings.updatedAt,
-        ],
-      );
-      await conn.commit();
-      return true;
-    } catch (err) {
-      await conn.rollback().catch(() => undefined);
-      throw err;
-    } finally {
-      conn.release();
-    }
+    });
   }
 
   async getOrg(id: string): Promise<OrgWithSettings | undefined> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`${ORG_SELECT} WHERE o.id = ?`, [id]);
-    return rows[0] ? toOrg(rows[0]) : undefined;
+    return bounded(async () => {
+      const [rows] = await this.pool.query<RowDataPacket[]>(`${ORG_SELECT} WHERE o.id = ?`, [id]);
+      return rows[0] ? toOrg(rows[0]) : undefined;
+    });
   }
 
   async listOrgs(): Promise<OrgWithSettings[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `${ORG_SELECT} ORDER BY o.created_at, o.id`,
-    );
-    return rows.map(toOrg);
+    return bounded(async () => {
+      const [rows] = await this.pool.query<RowDataPacket[]>(
+        `${ORG_SELECT} ORDER BY o.created_at, o.id`,
+      );
+      return rows.map(toOrg);
+    });
   }
 
   async countOrgs(): Promise<number> {
-    const [rows] = await this.pool.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM gateway_orgs');
-    return Number(rows[0]?.n ?? 0);
+    return bounded(async () => {
+      const [rows] = await this.pool.query<RowDataPacket[]>(
+        'SELECT COUNT(*) AS n FROM gateway_orgs',
+      );
+      return Number(rows[0]?.n ?? 0);
+    });
   }
 
   async updateSettings(
@@ -104,67 +177,79 @@ export class MysqlGatewayStore implements GatewayStore {
     patch: SettingsPatch,
     at: Date,
   ): Promise<OrgSettings | undefined> {
-    const entries = Object.entries(patch) as Array<[keyof SettingsPatch, number]>;
-    const sets = [...entries.map(([k]) => `${SETTINGS_COLUMNS[k]} = ?`), 'updated_at = ?'];
-    const [result] = await this.pool.query(
-      `UPDATE gateway_org_settings SET ${sets.join(', ')} WHERE org_id = ?`,
-      [...entries.map(([, v]) => v), at, orgId],
-    );
-    if ((result as { affectedRows: number }).affectedRows === 0) return undefined;
-    return (await this.getOrg(orgId))?.settings;
+    return bounded(async () => {
+      const entries = Object.entries(patch) as Array<[keyof SettingsPatch, number]>;
+      const sets = [...entries.map(([k]) => `${SETTINGS_COLUMNS[k]} = ?`), 'updated_at = ?'];
+      const [result] = await this.pool.query(
+        `UPDATE gateway_org_settings SET ${sets.join(', ')} WHERE org_id = ?`,
+        [...entries.map(([, v]) => v), at, orgId],
+      );
+      if ((result as { affectedRows: number }).affectedRows === 0) return undefined;
+      return (await this.getOrg(orgId))?.settings;
+    });
   }
 
   async insertApiKey(key: ApiKeyRecord): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO gateway_api_keys (id, org_id, name, key_hash, prefix, scopes, created_at, revoked_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        key.id,
-        key.orgId,
-        key.name,
-        key.keyHash,
-        key.prefix,
-        JSON.stringify(key.scopes),
-        key.createdAt,
-        key.revokedAt,
-      ],
-    );
+    return bounded(async () => {
+      await this.pool.query(
+        `INSERT INTO gateway_api_keys (id, org_id, name, key_hash, prefix, scopes, created_at, revoked_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          key.id,
+          key.orgId,
+          key.name,
+          key.keyHash,
+          key.prefix,
+          JSON.stringify(key.scopes),
+          key.createdAt,
+          key.revokedAt,
+        ],
+      );
+    });
   }
 
   async listApiKeys(orgId: string): Promise<ApiKeyRecord[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ${KEY_COLUMNS} FROM gateway_api_keys k WHERE k.org_id = ? ORDER BY k.created_at, k.id`,
-      [orgId],
-    );
-    return rows.map(toKey);
+    return bounded(async () => {
+      const [rows] = await this.pool.query<RowDataPacket[]>(
+        `SELECT ${KEY_COLUMNS} FROM gateway_api_keys k WHERE k.org_id = ? ORDER BY k.created_at, k.id`,
+        [orgId],
+      );
+      return rows.map(toKey);
+    });
   }
 
   async revokeApiKey(orgId: string, keyId: string, at: Date): Promise<ApiKeyRecord | undefined> {
-    await this.pool.query(
-      'UPDATE gateway_api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL',
-      [at, keyId, orgId],
-    );
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ${KEY_COLUMNS} FROM gateway_api_keys k WHERE k.id = ? AND k.org_id = ?`,
-      [keyId, orgId],
-    );
-    return rows[0] ? toKey(rows[0]) : undefined;
+    return bounded(async () => {
+      await this.pool.query(
+        'UPDATE gateway_api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL',
+        [at, keyId, orgId],
+      );
+      const [rows] = await this.pool.query<RowDataPacket[]>(
+        `SELECT ${KEY_COLUMNS} FROM gateway_api_keys k WHERE k.id = ? AND k.org_id = ?`,
+        [keyId, orgId],
+      );
+      return rows[0] ? toKey(rows[0]) : undefined;
+    });
   }
 
   async findKeyByHash(keyHash: string): Promise<KeyGrant | undefined> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ${KEY_COLUMNS}, s.rate_limit_per_key_per_min, s.rate_limit_per_org_per_min,
-              s.deflection_monthly_limit, s.high_confidence_threshold, s.updated_at
-         FROM gateway_api_keys k JOIN gateway_org_settings s ON s.org_id = k.org_id
-        WHERE k.key_hash = ?`,
-      [keyHash],
-    );
-    const row = rows[0];
-    return row ? { key: toKey(row), settings: toSettings(row) } : undefined;
+    return bounded(async () => {
+      const [rows] = await this.pool.query<RowDataPacket[]>(
+        `SELECT ${KEY_COLUMNS}, s.rate_limit_per_key_per_min, s.rate_limit_per_org_per_min,
+                s.deflection_monthly_limit, s.high_confidence_threshold, s.updated_at
+           FROM gateway_api_keys k JOIN gateway_org_settings s ON s.org_id = k.org_id
+          WHERE k.key_hash = ?`,
+        [keyHash],
+      );
+      const row = rows[0];
+      return row ? { key: toKey(row), settings: toSettings(row) } : undefined;
+    });
   }
 
   async ping(): Promise<void> {
-    await this.pool.query('SELECT 1');
+    return bounded(async () => {
+      await this.pool.query('SELECT 1');
+    });
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,15 @@ import type { ApiKeyRecord, OrgSettings, OrgWithSettings } from './model.js';
 import { isScope, normalizeScopes, SCOPES, type Scope } from './scopes.js';
 import { defaultSettings, type SettingsPatch } from './settings.js';
 
+/**
+ * Organization and key ids are printable ASCII (slugs, `org_…`, `key_…`; ASCII columns in
+ * MySQL). Anything else names nothing: answered not_found without a query (comparing it with
+ * an ASCII column was a MySQL collation error, i.e. a 500).
+ */
+function couldBeStoredId(id: string): boolean {
+  return /^[\x21-\x7e]{1,64}$/.test(id);
+}
+
 export const ORG_SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
 const NAME_MAX = 200;
 
@@ -54,13 +63,15 @@ export class OrgAdmin {
 
   /** The organization, or not_found. */
   async requireOrg(orgId: string): Promise<OrgWithSettings> {
-    const org = await this.store.getOrg(orgId);
+    const org = couldBeStoredId(orgId) ? await this.store.getOrg(orgId) : undefined;
     if (!org) throw new AppError('not_found', `organization ${orgId} not found`);
     return org;
   }
 
   async updateSettings(orgId: string, patch: SettingsPatch): Promise<OrgSettings> {
-    const settings = await this.store.updateSettings(orgId, patch, this.now());
+    const settings = couldBeStoredId(orgId)
+      ? await this.store.updateSettings(orgId, patch, this.now())
+      : undefined;
     if (!settings) throw new AppError('not_found', `organization ${orgId} not found`);
     await this.onSettings(orgId, settings);
     return settings;
@@ -81,7 +92,9 @@ export class OrgAdmin {
   /** Idempotent: revoking a revoked key succeeds and keeps the first revocation time. */
   async revokeKey(orgId: string, keyId: string): Promise<ApiKeyRecord> {
     await this.requireOrg(orgId);
-    const key = await this.store.revokeApiKey(orgId, keyId, this.now());
+    const key = couldBeStoredId(keyId)
+      ? await this.store.revokeApiKey(orgId, keyId, this.now())
+      : undefined;
     if (!key) throw new AppError('not_found', `key ${keyId} not found in organization ${orgId}`);
     return key;
   }

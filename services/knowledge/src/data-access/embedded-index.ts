@@ -7,13 +7,15 @@ import {
   readdirSync,
   renameSync,
   rmSync,
+  truncateSync,
   writeFileSync,
+  writeSync,
   openSync,
   fsyncSync,
   closeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { JsonlJournal, type Logger } from '@support-agent/shared';
+import type { Logger } from '@support-agent/shared';
 import { INDEX_SCHEMA, isCollectionOf } from '../domain/fingerprint.js';
 import type {
   Candidate,
@@ -24,6 +26,8 @@ import type {
   IndexCatalog,
   IndexedEntry,
   KnowledgeIndex,
+  QueryTerm,
+  SparseVector,
   StoredEntry,
   WriteOutcome,
 } from '../domain/ports.js';
@@ -31,20 +35,34 @@ import { compareIds, idf } from '../domain/scoring.js';
 
 /**
  * The in-process index used by `npm start`: the same hybrid candidates as Qdrant
- * (BM25 over an inverted index + dense cosine) with everything in memory, persisted
- * as an fsynced JSON-lines journal under DATA_DIR/knowledge/<collection>/.
+ * (BM25 over an inverted index + dense cosine), persisted as an fsynced JSON-lines
+ * journal under DATA_DIR/knowledge/<collection>/.
  *
  * Speed at 100k entries per organization comes from the inverted index: only
  * entries sharing a term with the query are touched, and only the best of those
- * are rescored densely. Dense vectors live in one Float32Array per organization.
- * Small organizations (entries × dimensions within `exactDenseBudget`) also get an
- * exact brute-force dense pass, so purely semantic matches are found too.
+ * are rescored densely. Small organizations (entries × dimensions within
+ * `exactDenseBudget`) also get an exact brute-force dense pass, so purely semantic
+ * matches are found too.
+ *
+ * Memory (what limits an in-process index): what search needs per entry is in memory
+ * in a few large typed arrays (dense vectors in fixed-size chunks, float32 or, once an
+ * organization is large, int8 with a scale per vector; postings; write time and content
+ * hash); the entry's text, tags and sparse vector stay in the journal, and a journal
+ * line is read back (page cache) only for the few results a search returns, for
+ * re-indexing and when an entry is replaced or deleted.
  */
 
 /** Records per journal segment: bounds the size of each file read at start-up. */
 const SEGMENT_RECORDS = 16_384;
 /** Multiply-adds of a brute-force dense pass allowed per query (≈4 ms). */
 export const DEFAULT_EXACT_DENSE_BUDGET = 4_000_000;
+/**
+ * Organizations with more entries keep their dense vectors as int8 (a quarter of the memory;
+ * cosines within ~1e-3 of float32). Small ones keep float32: exact, and cheap anyway.
+ */
+export const DEFAULT_QUANTIZE_ABOVE = 8_192;
+/** Dense vectors are stored in chunks of this many rows: growing never copies them. */
+const CHUNK_ROWS = 1_024;
 
 interface PutRecord {
   t: 'put';
@@ -82,47 +100,233 @@ interface Posting {
   length: number;
 }
 
+/** Where a journal line is: segment number, byte offset, byte length (newline excluded). */
+interface LineRef {
+  segment: number;
+  offset: number;
+  length: number;
+}
+
+/**
+ * The journal segments of one generation: appended with one write + fsync per batch, and
+ * read back line by line by position.
+ */
+class Segments {
+  private readonly readFds = new Map<number, number>();
+  private writeFd: number | undefined;
+  private writeSegment = 0;
+  private writeSize = 0;
+  /** Records in the segment being written. */
+  records = 0;
+
+  constructor(
+    readonly dir: string,
+    private readonly readOnly: boolean,
+  ) {}
+
+  /**
+   * Applies every complete line of a segment with its position. A torn last line (a crash
+   * mid-write) was never acknowledged: it is cut off, like JsonlJournal does.
+   */
+  replay(segment: number, apply: (record: JournalRecord, ref: LineRef) => void): number {
+    const path = this.pathOf(segment);
+    const bytes = readFileSync(path);
+    const end = bytes.lastIndexOf(0x0a) + 1;
+    if (end < bytes.length && !this.readOnly) truncateSync(path, end);
+    let count = 0;
+    for (let start = 0; start < end;) {
+      const eol = bytes.indexOf(0x0a, start);
+      if (eol > start) {
+        const record = JSON.parse(bytes.toString('utf8', start, eol)) as JournalRecord;
+        apply(record, { segment, offset: start, length: eol - start });
+        count++;
+      }
+      start = eol + 1;
+    }
+    return count;
+  }
+
+  /** Continues writing at the end of an existing segment. */
+  resume(segment: number, records: number): void {
+    this.closeWriter();
+    this.writeSegment = segment;
+    this.writeFd = openSync(this.pathOf(segment), 'a');
+    this.writeSize = fstatSync(this.writeFd).size;
+    this.records = records;
+  }
+
+  /** Starts the next segment. */
+  rotate(segment: number): void {
+    this.closeWriter();
+    mkdirSync(this.dir, { recursive: true });
+    this.writeSegment = segment;
+    this.writeFd = openSync(this.pathOf(segment), 'a');
+    this.writeSize = fstatSync(this.writeFd).size;
+    this.records = 0;
+  }
+
+  get writing(): boolean {
+    return this.writeFd !== undefined;
+  }
+
+  get segment(): number {
+    return this.writeSegment;
+  }
+
+  /** Writes and fsyncs the records; returns where each line landed. */
+  append(records: JournalRecord[]): LineRef[] {
+    const lines = records.map((r) => JSON.stringify(r));
+    const refs: LineRef[] = [];
+    let offset = this.writeSize;
+    for (const line of lines) {
+      const length = Buffer.byteLength(line);
+      refs.push({ segment: this.writeSegment, offset, length });
+      offset += length + 1;
+    }
+    const all = Buffer.from(lines.join('\n') + '\n');
+    let written = 0;
+    while (written < all.length) written += writeSync(this.writeFd!, all, written);
+    fsyncSync(this.writeFd!);
+    this.writeSize = offset;
+    this.records += records.length;
+    return refs;
+  }
+
+  /** The record stored at `ref`. */
+  read(ref: LineRef): JournalRecord {
+    let fd = this.readFds.get(ref.segment);
+    if (fd === undefined) {
+      fd = openSync(this.pathOf(ref.segment), 'r');
+      this.readFds.set(ref.segment, fd);
+    }
+    const buf = Buffer.allocUnsafe(ref.length);
+    let got = 0;
+    while (got < ref.length) {
+      const n = readSync(fd, buf, got, ref.length - got, ref.offset + got);
+      if (n === 0) throw new Error(`journal ${this.pathOf(ref.segment)} is shorter than expected`);
+      got += n;
+    }
+    return JSON.parse(buf.toString('utf8')) as JournalRecord;
+  }
+
+  close(): void {
+    this.closeWriter();
+    for (const fd of this.readFds.values()) closeSync(fd);
+    this.readFds.clear();
+  }
+
+  private closeWriter(): void {
+    if (this.writeFd !== undefined) closeSync(this.writeFd);
+    this.writeFd = undefined;
+  }
+
+  private pathOf(segment: number): string {
+    return join(this.dir, segmentName(segment));
+  }
+}
+
+/** A stored entry whose text is read from the journal when first asked for. */
+class JournalEntry implements StoredEntry {
+  private record: PutRecord | undefined;
+  private hash: string | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly updatedAt: number,
+    private readonly hashOf: () => string,
+    private readonly load: () => PutRecord,
+  ) {}
+
+  get question(): string {
+    return this.put().q;
+  }
+
+  get answer(): string {
+    return this.put().a;
+  }
+
+  get tags(): string[] {
+    return this.put().g;
+  }
+
+  get contentHash(): string {
+    this.hash ??= this.hashOf();
+    return this.hash;
+  }
+
+  private put(): PutRecord {
+    this.record ??= this.load();
+    return this.record;
+  }
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
 /** One organization's entries: slots are append-only until the org is compacted. */
 class OrgIndex {
   size = 0;
   live = 0;
   capacity = 0;
-  entries: (StoredEntry | undefined)[] = [];
+  ids: (string | undefined)[] = [];
   alive = new Uint8Array(0);
-  dense = new Float32Array(0);
-  sparseIndices: Uint32Array[] = [];
-  sparseValues: Float32Array[] = [];
+  updatedAt = new Float64Array(0);
+  /** sha256 content hashes, 32 bytes per slot (other formats, if any, in otherHashes). */
+  hashes = new Uint8Array(0);
+  readonly otherHashes = new Map<number, string>();
+  /** Where each slot's journal line is. */
+  refSegment = new Uint32Array(0);
+  refOffset = new Float64Array(0);
+  refLength = new Uint32Array(0);
+  /** Dense vectors in chunks of CHUNK_ROWS rows: float32, or int8 × scales once quantized. */
+  chunks: Array<Float32Array | Int8Array> = [];
+  quantized = false;
+  scales = new Float32Array(0);
   readonly slotOf = new Map<string, number>();
   readonly postings = new Map<number, Posting>();
   readonly df = new Map<number, number>();
-  /** Scratch accumulator for lexical scores, reset after each query. */
+  /** Scratch accumulator for lexical scores and the slots it touched, reset after each query. */
   scratch = new Float32Array(0);
+  touched = new Int32Array(0);
   private sortedIds: string[] | undefined;
 
-  constructor(readonly dimensions: number) {}
+  constructor(
+    readonly dimensions: number,
+    /** Live entries above which dense vectors are kept as int8. */
+    readonly quantizeAbove: number,
+    /** Reads a journal line back. */
+    readonly read: (ref: LineRef) => JournalRecord,
+  ) {}
 
+  /** `sparse`, when given, is the record's sparse vector already decoded. */
   put(
-    entry: StoredEntry,
+    record: PutRecord,
+    ref: LineRef,
     dense: Float32Array,
-    indices: Uint32Array,
-    values: Float32Array,
+    sparse?: { indices: ArrayLike<number>; values: ArrayLike<number> },
   ): WriteOutcome {
-    const previous = this.slotOf.get(entry.id);
+    const previous = this.slotOf.get(record.id);
     if (previous !== undefined) this.kill(previous);
     else this.sortedIds = undefined;
     const slot = this.size++;
     this.ensureCapacity(this.size);
-    this.entries[slot] = entry;
+    if (!this.quantized && this.live + 1 > this.quantizeAbove) this.quantize();
+    this.ids[slot] = record.id;
     this.alive[slot] = 1;
-    this.dense.set(dense, slot * this.dimensions);
-    this.sparseIndices[slot] = indices;
-    this.sparseValues[slot] = values;
+    this.updatedAt[slot] = record.u;
+    if (HEX64.test(record.h)) this.hashes.set(Buffer.from(record.h, 'hex'), slot * 32);
+    else this.otherHashes.set(slot, record.h);
+    this.refSegment[slot] = ref.segment;
+    this.refOffset[slot] = ref.offset;
+    this.refLength[slot] = ref.length;
+    this.writeDense(slot, dense);
+    const indices = sparse?.indices ?? new Uint32Array(b64ToBytes(record.si));
+    const values = sparse?.values ?? new Float32Array(b64ToBytes(record.sv));
     for (let i = 0; i < indices.length; i++) {
       const term = indices[i]!;
       this.df.set(term, (this.df.get(term) ?? 0) + 1);
       addPosting(this.postings, term, slot, values[i]!);
     }
-    this.slotOf.set(entry.id, slot);
+    this.slotOf.set(record.id, slot);
     this.live++;
     return previous === undefined ? 'inserted' : 'updated';
   }
@@ -142,52 +346,187 @@ class OrgIndex {
     return dead > 1024 && dead > this.live;
   }
 
-  /** Rebuilds arrays and postings from the live slots. */
+  /** Rebuilds arrays and postings from the live slots (same journal lines). */
   compacted(): OrgIndex {
-    const fresh = new OrgIndex(this.dimensions);
+    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.read);
     fresh.ensureCapacity(this.live);
     for (let slot = 0; slot < this.size; slot++) {
       if (!this.alive[slot]) continue;
-      const d = this.dense.subarray(slot * this.dimensions, (slot + 1) * this.dimensions);
-      fresh.put(this.entries[slot]!, d, this.sparseIndices[slot]!, this.sparseValues[slot]!);
+      fresh.put(this.recordAt(slot), this.refOf(slot), this.denseOf(slot));
     }
     return fresh;
   }
 
-  ids(): string[] {
+  ids_(): string[] {
     this.sortedIds ??= [...this.slotOf.keys()].sort(compareIds);
     return this.sortedIds;
   }
 
+  refOf(slot: number): LineRef {
+    return {
+      segment: this.refSegment[slot]!,
+      offset: this.refOffset[slot]!,
+      length: this.refLength[slot]!,
+    };
+  }
+
+  /** The slot's journal record (its text, tags and both vectors as written). */
+  recordAt(slot: number): PutRecord {
+    return this.recordOf(this.ids[slot]!, this.refOf(slot));
+  }
+
+  private recordOf(id: string, ref: LineRef): PutRecord {
+    const record = this.read(ref);
+    if (record.t !== 'put' || record.id !== id)
+      throw new Error(`journal line of entry ${id} does not match`);
+    return record;
+  }
+
+  contentHashOf(slot: number): string {
+    return (
+      this.otherHashes.get(slot) ??
+      Buffer.from(this.hashes.buffer, this.hashes.byteOffset + slot * 32, 32).toString('hex')
+    );
+  }
+
+  /** The entry at a live slot; its text is read from the journal when first needed. */
+  entryAt(slot: number): StoredEntry {
+    // The line stays where it is even if the entry is replaced meanwhile.
+    const id = this.ids[slot]!;
+    const ref = this.refOf(slot);
+    const hash = this.contentHashOf(slot);
+    return new JournalEntry(
+      id,
+      this.updatedAt[slot]!,
+      () => hash,
+      () => this.recordOf(id, ref),
+    );
+  }
+
+  /** A plain copy of the entry (text read now). */
+  storedEntryAt(slot: number): StoredEntry {
+    const r = this.recordAt(slot);
+    return {
+      id: r.id,
+      question: r.q,
+      answer: r.a,
+      tags: r.g,
+      updatedAt: this.updatedAt[slot]!,
+      contentHash: this.contentHashOf(slot),
+    };
+  }
+
+  /** The slot's vector as float32 (a view, or a dequantized copy). */
   denseOf(slot: number): Float32Array {
-    return this.dense.subarray(slot * this.dimensions, (slot + 1) * this.dimensions);
+    const dim = this.dimensions;
+    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)]!;
+    const off = (slot % CHUNK_ROWS) * dim;
+    if (chunk instanceof Float32Array) return chunk.subarray(off, off + dim);
+    const out = new Float32Array(dim);
+    const scale = this.scales[slot]!;
+    for (let j = 0; j < dim; j++) out[j] = chunk[off + j]! * scale;
+    return out;
+  }
+
+  /**
+   * The slot's weights for the given terms, as a sparse vector (ascending ids): what lexical
+   * scoring reads. Postings hold slots in ascending order, so each is a binary search.
+   */
+  sparseFor(slot: number, terms: QueryTerm[]): { indices: number[]; values: number[] } {
+    const ids = [...new Set(terms.map((t) => t.id))].sort((a, b) => a - b);
+    const indices: number[] = [];
+    const values: number[] = [];
+    for (const id of ids) {
+      const p = this.postings.get(id);
+      if (!p) continue;
+      let lo = 0;
+      let hi = p.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const s = p.slots[mid]!;
+        if (s === slot) {
+          indices.push(id);
+          values.push(p.weights[mid]!);
+          break;
+        }
+        if (s < slot) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    }
+    return { indices, values };
+  }
+
+  private writeDense(slot: number, v: Float32Array): void {
+    const dim = this.dimensions;
+    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)]!;
+    const off = (slot % CHUNK_ROWS) * dim;
+    if (chunk instanceof Float32Array) {
+      chunk.set(v, off);
+      return;
+    }
+    // Symmetric int8: the largest component maps to ±127.
+    let max = 0;
+    for (let j = 0; j < dim; j++) max = Math.max(max, Math.abs(v[j]!));
+    const scale = max / 127;
+    if (scale === 0) chunk.fill(0, off, off + dim);
+    else for (let j = 0; j < dim; j++) chunk[off + j] = Math.round(v[j]! / scale);
+    this.scales[slot] = scale;
+  }
+
+  /** Switches dense storage to int8 (once, when the organization grows past quantizeAbove). */
+  private quantize(): void {
+    const floats = this.chunks;
+    this.chunks = floats.map(() => new Int8Array(CHUNK_ROWS * this.dimensions));
+    this.quantized = true;
+    for (let slot = 0; slot < this.size - 1; slot++) {
+      if (!this.alive[slot]) continue;
+      const off = (slot % CHUNK_ROWS) * this.dimensions;
+      const chunk = floats[Math.floor(slot / CHUNK_ROWS)] as Float32Array;
+      this.writeDense(slot, chunk.subarray(off, off + this.dimensions));
+    }
   }
 
   private kill(slot: number): void {
-    this.alive[slot] = 0;
-    this.entries[slot] = undefined;
-    const indices = this.sparseIndices[slot]!;
+    // The entry's terms are in its journal line (replacing or deleting an entry reads it).
+    const indices = new Uint32Array(b64ToBytes(this.recordAt(slot).si));
     for (let i = 0; i < indices.length; i++) {
       const term = indices[i]!;
       const n = (this.df.get(term) ?? 1) - 1;
       if (n > 0) this.df.set(term, n);
       else this.df.delete(term);
     }
+    this.alive[slot] = 0;
+    this.ids[slot] = undefined;
+    this.otherHashes.delete(slot);
     this.live--;
   }
 
-  private ensureCapacity(n: number): void {
+  ensureCapacity(n: number): void {
     if (n <= this.capacity) return;
-    const capacity = Math.max(n, this.capacity * 2, 64);
-    const dense = new Float32Array(capacity * this.dimensions);
-    dense.set(this.dense.subarray(0, this.size * this.dimensions));
-    const alive = new Uint8Array(capacity);
-    alive.set(this.alive);
-    this.dense = dense;
-    this.alive = alive;
+    // Doubling while small, then by a quarter: a big organization wastes little on headroom.
+    const grown = this.capacity < 65_536 ? this.capacity * 2 : Math.ceil(this.capacity * 1.25);
+    const capacity = Math.max(n, grown, 64);
+    while (this.chunks.length * CHUNK_ROWS < capacity) {
+      const rows = CHUNK_ROWS * this.dimensions;
+      this.chunks.push(this.quantized ? new Int8Array(rows) : new Float32Array(rows));
+    }
+    this.alive = grow(this.alive, new Uint8Array(capacity));
+    this.updatedAt = grow(this.updatedAt, new Float64Array(capacity));
+    this.hashes = grow(this.hashes, new Uint8Array(capacity * 32));
+    this.refSegment = grow(this.refSegment, new Uint32Array(capacity));
+    this.refOffset = grow(this.refOffset, new Float64Array(capacity));
+    this.refLength = grow(this.refLength, new Uint32Array(capacity));
+    this.scales = grow(this.scales, new Float32Array(capacity));
     this.scratch = new Float32Array(capacity);
+    this.touched = new Int32Array(capacity);
     this.capacity = capacity;
   }
+}
+
+/** Copies `from` into the start of the larger `to`. */
+function grow<T extends Uint8Array | Uint32Array | Float32Array | Float64Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
 }
 
 function addPosting(
@@ -201,9 +540,10 @@ function addPosting(
     p = { slots: new Int32Array(4), weights: new Float32Array(4), length: 0 };
     postings.set(term, p);
   } else if (p.length === p.slots.length) {
-    const slots = new Int32Array(p.length * 2);
+    const size = Math.ceil(p.length * 1.5);
+    const slots = new Int32Array(size);
     slots.set(p.slots);
-    const weights = new Float32Array(p.length * 2);
+    const weights = new Float32Array(size);
     weights.set(p.weights);
     p.slots = slots;
     p.weights = weights;
@@ -282,6 +622,8 @@ export interface EmbeddedIndexOptions {
   /** Open an existing collection only to read it (re-indexing source). */
   readOnly?: boolean;
   exactDenseBudget?: number;
+  /** Live entries of an organization above which its dense vectors are int8 (default 8,192). */
+  quantizeAbove?: number;
   /** Records per journal segment file (default 16,384). */
   segmentRecords?: number;
   /** Compact at start-up when records exceed 2 × live entries + this (default 10,000). */
@@ -291,10 +633,8 @@ export interface EmbeddedIndexOptions {
 export class EmbeddedIndex implements KnowledgeIndex {
   readonly collection: string;
   private readonly dir: string;
-  private readonly orgs = new Map<string, OrgIndex>();
-  private journal: JsonlJournal<JournalRecord> | undefined;
-  private segment = 0;
-  private segmentRecords = 0;
+  private orgs = new Map<string, OrgIndex>();
+  private segments: Segments | undefined;
   private generation = 1;
   private initialized = false;
   private locked = false;
@@ -329,36 +669,38 @@ export class EmbeddedIndex implements KnowledgeIndex {
     if (!this.options.readOnly) this.lock();
     this.orgs.clear();
     this.generation = readGeneration(this.dir);
-    const segments = listSegments(this.generationDir());
+    this.segments?.close();
+    const segments = new Segments(this.generationDir(), this.options.readOnly === true);
+    this.segments = segments;
+    const numbers = listSegments(this.generationDir());
     let records = 0;
-    for (const segment of segments) {
+    let appendTo: { segment: number; records: number } | undefined;
+    for (const segment of numbers) {
       const path = join(this.generationDir(), segmentName(segment));
-      // A crash mid-write leaves a torn last line. JsonlJournal skips it but keeps it in
-      // the file, so appending after it would turn it into a corrupt middle line: such a
-      // segment is never appended to again; writes go to a fresh segment.
+      // A crash mid-write leaves a torn last line. It is cut off, and the segment is not
+      // appended to again (writes go to a fresh segment), as before.
       const torn = endsTorn(path);
-      const journal = new JsonlJournal<JournalRecord>(path);
-      const n = journal.replay((record) => this.apply(record));
+      const n = segments.replay(segment, (record, ref) => this.apply(record, ref));
       records += n;
-      this.segment = segment;
-      if (segment === segments[segments.length - 1] && !this.options.readOnly && !torn) {
-        this.journal = journal;
-        this.segmentRecords = n;
-      } else {
-        journal.close();
-      }
+      appendTo =
+        segment === numbers[numbers.length - 1] && !torn ? { segment, records: n } : undefined;
       if (torn)
         this.options.logger?.warn(
           { collection: this.collection, segment: path },
           'ignored a torn last record',
         );
     }
+    const last = numbers[numbers.length - 1] ?? 0;
     for (const [orgId, org] of this.orgs)
       if (org.needsCompaction()) this.orgs.set(orgId, org.compacted());
 
     const live = this.liveCount();
     const slack = this.options.compactionSlack ?? 10_000;
-    if (!this.options.readOnly && records > 2 * live + slack) this.compactJournal(records, live);
+    if (!this.options.readOnly) {
+      if (records > 2 * live + slack) this.compactJournal(records, live);
+      else if (appendTo) segments.resume(appendTo.segment, appendTo.records);
+      else segments.rotate(last + 1);
+    }
     this.initialized = true;
     this.options.logger?.info(
       { collection: this.collection, entries: live, records },
@@ -376,8 +718,10 @@ export class EmbeddedIndex implements KnowledgeIndex {
       }
       return toPutRecord(orgId, e);
     });
-    this.append(records);
-    return records.map((r) => this.apply(r) as WriteOutcome);
+    const refs = this.append(records);
+    return records.map(
+      (r, i) => this.apply(r, refs[i]!, entries[i]!.dense, entries[i]!.sparse) as WriteOutcome,
+    );
   }
 
   async versions(orgId: string, ids: string[]): Promise<Map<string, EntryVersion>> {
@@ -386,8 +730,8 @@ export class EmbeddedIndex implements KnowledgeIndex {
     if (!org) return out;
     for (const id of ids) {
       const slot = org.slotOf.get(id);
-      const entry = slot === undefined ? undefined : org.entries[slot];
-      if (entry) out.set(id, { contentHash: entry.contentHash, updatedAt: entry.updatedAt });
+      if (slot !== undefined)
+        out.set(id, { contentHash: org.contentHashOf(slot), updatedAt: org.updatedAt[slot]! });
     }
     return out;
   }
@@ -398,8 +742,8 @@ export class EmbeddedIndex implements KnowledgeIndex {
     const existing = org ? ids.filter((id) => org.slotOf.has(id)) : [];
     if (existing.length === 0) return 0;
     const record: DeleteRecord = { t: 'del', o: orgId, ids: existing };
-    this.append([record]);
-    this.apply(record);
+    const [ref] = this.append([record]);
+    this.apply(record, ref!);
     return existing.length;
   }
 
@@ -423,9 +767,10 @@ export class EmbeddedIndex implements KnowledgeIndex {
     const candidates: Candidate[] = [];
     for (const slot of chosen) {
       candidates.push({
-        entry: org.entries[slot]!,
+        entry: org.entryAt(slot),
         dense: org.denseOf(slot),
-        sparse: { indices: org.sparseIndices[slot]!, values: org.sparseValues[slot]! },
+        // The entry's weights for the query's terms: all that lexical scoring reads.
+        sparse: org.sparseFor(slot, query.terms),
       });
     }
     return { docCount: org.live, documentFrequency, candidates };
@@ -441,7 +786,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
   async scroll(orgId: string, after: string | undefined, limit: number): Promise<EntryPage> {
     const org = this.orgs.get(orgId);
     if (!org) return { entries: [] };
-    const ids = org.ids();
+    const ids = org.ids_();
     let start = 0;
     if (after !== undefined) {
       // First id strictly after `after` (binary search in code-unit order).
@@ -455,14 +800,15 @@ export class EmbeddedIndex implements KnowledgeIndex {
       start = lo;
     }
     const page = ids.slice(start, start + limit);
-    const entries = page.map((id) => org.entries[org.slotOf.get(id)!]!);
+    const entries = page.map((id) => org.storedEntryAt(org.slotOf.get(id)!));
     return start + limit < ids.length && page.length > 0
       ? { entries, next: page[page.length - 1]! }
       : { entries };
   }
 
   async close(): Promise<void> {
-    this.closeJournal();
+    this.segments?.close();
+    this.segments = undefined;
     this.unlock();
     this.initialized = false;
   }
@@ -496,15 +842,12 @@ export class EmbeddedIndex implements KnowledgeIndex {
     }
   }
 
-  private closeJournal(): void {
-    this.journal?.close();
-    this.journal = undefined;
-  }
-
   /** Best lexical matches: BM25 accumulated over the postings of the query terms. */
   private lexicalTop(org: OrgIndex, query: CandidateQuery): number[] {
     const scores = org.scratch;
-    const touched: number[] = [];
+    const touched = org.touched;
+    const alive = org.alive;
+    let n = 0;
     for (const t of query.terms) {
       const posting = org.postings.get(t.id);
       if (!posting) continue;
@@ -512,40 +855,64 @@ export class EmbeddedIndex implements KnowledgeIndex {
       const { slots, weights, length } = posting;
       for (let i = 0; i < length; i++) {
         const slot = slots[i]!;
-        if (org.alive[slot] === 0) continue;
-        if (scores[slot] === 0) touched.push(slot);
+        if (alive[slot] === 0) continue;
+        if (scores[slot] === 0) touched[n++] = slot;
         scores[slot]! += weight * weights[i]!;
       }
     }
     const top = new TopK(query.limit);
-    for (const slot of touched) {
+    for (let i = 0; i < n; i++) {
+      const slot = touched[i]!;
       top.offer(slot, scores[slot]!);
       scores[slot] = 0;
     }
     return top.result();
   }
 
-  /** Exact dense nearest neighbours by brute force (only for small organizations). */
+  /**
+   * Exact dense nearest neighbours by brute force (only for small organizations). Only the
+   * query's non-zero dimensions are visited: the built-in embeddings of a short query touch
+   * a fraction of them, so this is several times cheaper than a full dot product per entry.
+   */
   private denseTop(org: OrgIndex, q: Float32Array, k: number): number[] {
     const dim = org.dimensions;
-    const dense = org.dense;
+    let nnz = 0;
+    const idx = new Int32Array(dim);
+    const val = new Float32Array(dim);
+    for (let j = 0; j < dim; j++) {
+      if (q[j] === 0) continue;
+      idx[nnz] = j;
+      val[nnz++] = q[j]!;
+    }
     const top = new TopK(k);
-    for (let slot = 0, off = 0; slot < org.size; slot++, off += dim) {
-      if (org.alive[slot] === 0) continue;
-      let s0 = 0;
-      let s1 = 0;
-      let j = 0;
-      for (; j + 1 < dim; j += 2) {
-        s0 += q[j]! * dense[off + j]!;
-        s1 += q[j + 1]! * dense[off + j + 1]!;
+    const { alive, scales, quantized } = org;
+    for (let c = 0; c < org.chunks.length; c++) {
+      const rows = org.chunks[c]!;
+      const first = c * CHUNK_ROWS;
+      const last = Math.min(org.size, first + CHUNK_ROWS);
+      for (let slot = first, off = 0; slot < last; slot++, off += dim) {
+        if (alive[slot] === 0) continue;
+        let s0 = 0;
+        let s1 = 0;
+        let i = 0;
+        for (; i + 1 < nnz; i += 2) {
+          s0 += val[i]! * rows[off + idx[i]!]!;
+          s1 += val[i + 1]! * rows[off + idx[i + 1]!]!;
+        }
+        if (i < nnz) s0 += val[i]! * rows[off + idx[i]!]!;
+        top.offer(slot, quantized ? (s0 + s1) * scales[slot]! : s0 + s1);
       }
-      if (j < dim) s0 += q[j]! * dense[off + j]!;
-      top.offer(slot, s0 + s1);
     }
     return top.result();
   }
 
-  private apply(record: JournalRecord): WriteOutcome | number {
+  /** Applies a journal record stored at `ref`; `dense`/`sparse` save decoding them again. */
+  private apply(
+    record: JournalRecord,
+    ref: LineRef,
+    dense?: Float32Array,
+    sparse?: SparseVector,
+  ): WriteOutcome | number {
     let org = this.orgs.get(record.o);
     if (record.t === 'del') {
       if (!org) return 0;
@@ -555,87 +922,64 @@ export class EmbeddedIndex implements KnowledgeIndex {
       return n;
     }
     if (!org) {
-      org = new OrgIndex(this.options.dimensions);
+      const segments = this.segments!;
+      org = new OrgIndex(
+        this.options.dimensions,
+        this.options.quantizeAbove ?? DEFAULT_QUANTIZE_ABOVE,
+        (r) => segments.read(r),
+      );
       this.orgs.set(record.o, org);
     }
-    const dense = new Float32Array(b64ToBytes(record.d));
-    if (dense.length !== this.options.dimensions) {
-      throw new Error(`embedded index ${this.collection}: record of ${dense.length} dimensions`);
+    const vector = dense ?? new Float32Array(b64ToBytes(record.d));
+    if (vector.length !== this.options.dimensions) {
+      throw new Error(`embedded index ${this.collection}: record of ${vector.length} dimensions`);
     }
-    const entry: StoredEntry = {
-      id: record.id,
-      question: record.q,
-      answer: record.a,
-      tags: record.g,
-      updatedAt: record.u,
-      contentHash: record.h,
-    };
-    const outcome = org.put(
-      entry,
-      dense,
-      new Uint32Array(b64ToBytes(record.si)),
-      new Float32Array(b64ToBytes(record.sv)),
-    );
+    const outcome = org.put(record, ref, vector, sparse);
     if (org.needsCompaction()) this.orgs.set(record.o, org.compacted());
     return outcome;
   }
 
   /** Writes and fsyncs records before they are applied, so an acknowledged write survives a crash. */
-  private append(records: JournalRecord[]): void {
-    if (records.length === 0) return;
-    if (!this.journal || this.segmentRecords >= (this.options.segmentRecords ?? SEGMENT_RECORDS)) {
-      this.rotate();
-    }
-    this.journal!.appendMany(records);
-    this.segmentRecords += records.length;
-  }
-
-  private rotate(): void {
-    this.journal?.close();
-    this.segment++;
-    this.segmentRecords = 0;
-    mkdirSync(this.generationDir(), { recursive: true });
-    this.journal = new JsonlJournal<JournalRecord>(
-      join(this.generationDir(), segmentName(this.segment)),
-    );
+  private append(records: JournalRecord[]): LineRef[] {
+    if (records.length === 0) return [];
+    const segments = this.segments!;
+    if (!segments.writing || segments.records >= (this.options.segmentRecords ?? SEGMENT_RECORDS))
+      segments.rotate(segments.segment + 1);
+    return segments.append(records);
   }
 
   /**
-   * Rewrites the journal with live entries only, into a new generation directory;
-   * switching CURRENT (atomic rename) commits it, then the old generation is removed.
+   * Rewrites the journal with live entries only (their lines as written), into a new
+   * generation directory; switching CURRENT (atomic rename) commits it, then the old
+   * generation is removed.
    */
   private compactJournal(records: number, live: number): void {
-    this.closeJournal();
+    const old = this.segments!;
     const oldDir = this.generationDir();
     this.generation++;
     const newDir = this.generationDir();
     rmSync(newDir, { recursive: true, force: true });
     mkdirSync(newDir, { recursive: true });
-    this.segment = 0;
-    this.segmentRecords = 0;
+    const fresh = new Segments(newDir, false);
+    fresh.rotate(1);
+    const segmentRecords = this.options.segmentRecords ?? SEGMENT_RECORDS;
+    const rebuilt = new Map<string, OrgIndex>();
     for (const [orgId, org] of this.orgs) {
-      const batch: PutRecord[] = [];
-      for (const id of org.ids()) {
-        const slot = org.slotOf.get(id)!;
-        const e = org.entries[slot]!;
-        batch.push({
-          t: 'put',
-          o: orgId,
-          id: e.id,
-          q: e.question,
-          a: e.answer,
-          g: e.tags,
-          u: e.updatedAt,
-          h: e.contentHash,
-          d: f32ToB64(org.denseOf(slot)),
-          si: u32ToB64(org.sparseIndices[slot]!),
-          sv: f32ToB64(org.sparseValues[slot]!),
-        });
-        if (batch.length >= 1024) this.append(batch.splice(0));
+      const next = new OrgIndex(org.dimensions, org.quantizeAbove, (r) => fresh.read(r));
+      next.ensureCapacity(org.live);
+      const ids = org.ids_();
+      for (let i = 0; i < ids.length; i += 1024) {
+        const slots = ids.slice(i, i + 1024).map((id) => org.slotOf.get(id)!);
+        const batch = slots.map((slot) => org.recordAt(slot));
+        if (fresh.records >= segmentRecords) fresh.rotate(fresh.segment + 1);
+        const refs = fresh.append(batch);
+        batch.forEach((r, j) => next.put(r, refs[j]!, org.denseOf(slots[j]!)));
       }
-      this.append(batch);
+      rebuilt.set(orgId, next);
     }
-    this.closeJournal();
+    old.close();
+    this.segments = fresh;
+    this.orgs = rebuilt;
     writeFileAtomic(join(this.dir, 'CURRENT'), `${generationName(this.generation)}\n`);
     rmSync(oldDir, { recursive: true, force: true });
     this.options.logger?.info(

@@ -76,6 +76,7 @@ export interface CandidateQuery {
 export interface Candidate {
   entry: StoredEntry;
   dense: ArrayLike<number>;
+  /** The entry's sparse vector; at least its weights for the query's terms (what scoring reads). */
   sparse: SparseVector;
 }
 

@@ -1,6 +1,7 @@
 import {
   connect,
   Events,
+  headers,
   nanos,
   RetentionPolicy,
   StorageType,
@@ -9,7 +10,7 @@ import {
   type NatsError,
   type StreamConfig,
 } from 'nats';
-import { JsonlJournal, redactUrl, type Logger } from '@support-agent/shared';
+import { JsonlJournal, redactUrl, startProducerSpan, type Logger } from '@support-agent/shared';
 import type { OutboxMessage } from '../domain/events.js';
 import type { EventPublisher, PublishReport } from '../domain/ports.js';
 
@@ -73,12 +74,23 @@ export class JetStreamPublisher implements EventPublisher {
     const encoder = new TextEncoder();
     // Concurrent publishes on one connection keep their order on the wire.
     const results = await Promise.allSettled(
-      messages.map((m) =>
-        js.publish(m.subject, encoder.encode(m.payload), {
-          msgID: m.eventId,
-          timeout: this.publishTimeoutMs,
-        }),
-      ),
+      messages.map((m) => {
+        // Continues the trace of the request that recorded the event (no-op without tracing).
+        const trace = startProducerSpan(`${m.subject} publish`, m.traceparent, {
+          'messaging.system': 'nats',
+          'messaging.destination.name': m.subject,
+          'messaging.message.id': m.eventId,
+        });
+        const h = headers();
+        for (const [k, v] of Object.entries(trace.headers)) h.set(k, v);
+        return js
+          .publish(m.subject, encoder.encode(m.payload), {
+            msgID: m.eventId,
+            timeout: this.publishTimeoutMs,
+            headers: h,
+          })
+          .finally(() => trace.span.end());
+      }),
     );
     const report: PublishReport = { published: [] };
     results.forEach((r, i) => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { redactUrl, type Logger } from '@support-agent/shared';
-import type { IdempotencyStore } from '../domain/ports.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../domain/ports.js';
 
 /** How long a key → ticket id answer is cached for fast replays. */
 export const DEFAULT_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
@@ -11,6 +11,31 @@ const cacheKey = (orgId: string, keyHash: string) => `idem:${orgId}:${keyHash}`;
 
 /** Deletes the lock only if it is still ours (it may have expired and been taken by another caller). */
 const UNLOCK_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+/**
+ * lookup + tryLock in one round trip: KEYS = cache, lock; ARGV = token, ttl ms.
+ * Returns the cached ticket id (a string), 1 when the lock was taken, 0 when it is held.
+ */
+const CLAIM_SCRIPT = `local cached = redis.call('get', KEYS[1])
+if cached then return cached end
+if redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+return 0`;
+
+/** remember + unlock in one round trip: KEYS = cache, lock; ARGV = token, ticket id, cache ttl ms. */
+const SETTLE_SCRIPT = `redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if redis.call('get', KEYS[2]) == ARGV[1] then redis.call('del', KEYS[2]) end
+return 1`;
+
+type ScriptedRedis = Redis & {
+  idemClaim(cache: string, lock: string, token: string, ttlMs: number): Promise<string | number>;
+  idemSettle(
+    cache: string,
+    lock: string,
+    token: string,
+    ticketId: number,
+    ttlMs: number,
+  ): Promise<number>;
+};
 
 /** How often "Redis is unavailable" is logged at most while it stays down. */
 const WARN_INTERVAL_MS = 10_000;
@@ -25,7 +50,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private lastWarnAt = 0;
 
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: ScriptedRedis,
     private readonly logger: Logger,
     private readonly cacheTtlMs: number,
   ) {}
@@ -44,8 +69,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
       connectionName: 'tickets',
     });
+    // EVALSHA, falling back to EVAL once per connection when the script is not cached yet.
+    redis.defineCommand('idemClaim', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
+    redis.defineCommand('idemSettle', { numberOfKeys: 2, lua: SETTLE_SCRIPT });
     const store = new RedisIdempotencyStore(
-      redis,
+      redis as ScriptedRedis,
       logger,
       options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
     );
@@ -92,6 +120,33 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async unlock(orgId: string, keyHash: string, token: string): Promise<void> {
     await this.run(() => this.redis.eval(UNLOCK_SCRIPT, 1, lockKey(orgId, keyHash), token));
+  }
+
+  async claim(orgId: string, keyHash: string, ttlMs: number): Promise<IdempotencyClaim> {
+    const token = randomUUID();
+    const reply = await this.run(() =>
+      this.redis.idemClaim(cacheKey(orgId, keyHash), lockKey(orgId, keyHash), token, ttlMs),
+    );
+    if (typeof reply === 'string') {
+      const id = Number(reply);
+      // An unreadable cache entry counts as a miss: take the lock as if nothing was cached.
+      if (Number.isSafeInteger(id) && id > 0) return { ticketId: id };
+      const locked = await this.tryLock(orgId, keyHash, ttlMs);
+      return locked === undefined ? 'busy' : { token: locked };
+    }
+    return reply === 1 ? { token } : 'busy';
+  }
+
+  async settle(orgId: string, keyHash: string, token: string, ticketId: number): Promise<void> {
+    await this.run(() =>
+      this.redis.idemSettle(
+        cacheKey(orgId, keyHash),
+        lockKey(orgId, keyHash),
+        token,
+        ticketId,
+        this.cacheTtlMs,
+      ),
+    );
   }
 
   async close(): Promise<void> {
@@ -162,6 +217,18 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   async unlock(orgId: string, keyHash: string, token: string): Promise<void> {
     const key = lockKey(orgId, keyHash);
     if (this.locks.get(key)?.token === token) this.locks.delete(key);
+  }
+
+  async claim(orgId: string, keyHash: string, ttlMs: number): Promise<IdempotencyClaim> {
+    const ticketId = await this.lookup(orgId, keyHash);
+    if (ticketId !== undefined) return { ticketId };
+    const token = await this.tryLock(orgId, keyHash, ttlMs);
+    return token === undefined ? 'busy' : { token };
+  }
+
+  async settle(orgId: string, keyHash: string, token: string, ticketId: number): Promise<void> {
+    await this.remember(orgId, keyHash, ticketId);
+    await this.unlock(orgId, keyHash, token);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Logger } from '@support-agent/shared';
 import type { EventPublisher, OutboxStore } from '../domain/ports.js';
+import { ticketsMetrics } from '../metrics.js';
 
 export interface OutboxRelayOptions {
   /** Events per batch. */
@@ -12,6 +13,8 @@ export interface OutboxRelayOptions {
   retentionMs: number;
   /** How often the purge of published events runs. */
   purgeEveryMs: number;
+  /** How often the outbox_backlog gauge is refreshed (one count query). */
+  backlogEveryMs: number;
 }
 
 export const DEFAULT_RELAY_OPTIONS: OutboxRelayOptions = {
@@ -20,6 +23,7 @@ export const DEFAULT_RELAY_OPTIONS: OutboxRelayOptions = {
   maxBackoffMs: 2_000,
   retentionMs: 24 * 60 * 60 * 1000,
   purgeEveryMs: 10 * 60 * 1000,
+  backlogEveryMs: 5_000,
 };
 
 /**
@@ -36,6 +40,7 @@ export class OutboxRelay {
   private pendingWake = false;
   private failures = 0;
   private lastPurgeAt = 0;
+  private lastBacklogAt = 0;
 
   constructor(
     private readonly store: OutboxStore,
@@ -74,13 +79,16 @@ export class OutboxRelay {
         const result = await this.store.relayBatch(this.options.batchSize, (messages) =>
           this.publisher.publish(messages),
         );
+        if (result.published > 0) {
+          ticketsMetrics.outboxPublished.inc(result.published);
+          this.logger.debug({ published: result.published }, 'outbox events published');
+        }
+        await this.maybeRefreshBacklog();
         if (result.error !== undefined) throw result.error;
         if (this.failures > 0)
           this.logger.info({ afterFailures: this.failures }, 'outbox relay recovered');
         this.failures = 0;
         full = result.claimed >= this.options.batchSize;
-        if (result.published > 0)
-          this.logger.debug({ published: result.published }, 'outbox events published');
         await this.maybePurge();
       } catch (err) {
         this.failures++;
@@ -101,6 +109,14 @@ export class OutboxRelay {
         await this.sleep(this.options.pollMs);
       }
     }
+  }
+
+  /** outbox_backlog, at most every backlogEveryMs (also while the broker is down: it grows then). */
+  private async maybeRefreshBacklog(): Promise<void> {
+    if (Date.now() - this.lastBacklogAt < this.options.backlogEveryMs) return;
+    this.lastBacklogAt = Date.now();
+    const backlog = await this.store.countUnpublished().catch(() => undefined);
+    if (backlog !== undefined) ticketsMetrics.outboxBacklog.set(backlog);
   }
 
   private async maybePurge(): Promise<void> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sleep, type Logger } from '@support-agent/shared';
 import { ticketCreated } from './events.js';
-import type { TicketsDeps } from './ports.js';
+import type { IdempotencyClaim, TicketsDeps } from './ports.js';
 import type { TicketDraft } from './ticket.js';
 import { optionalText, requireOrgId, requireText } from './validation.js';
 
@@ -67,6 +67,11 @@ export async function createTicket(
  * ticket per key; the lock only makes concurrent callers wait for the first one
  * instead of all racing into the insert, and the cache answers replays without a
  * query. Any failure of the idempotency store falls back to the store alone.
+ *
+ * Round trips of a new key: one to the idempotency store (cache lookup + lock), the
+ * insert transaction, one to the idempotency store (cache + unlock). Holding the lock
+ * with nothing cached, the insert goes straight in: a ticket that already has the key
+ * (cache expired or flushed) is caught by the unique key and answered as a duplicate.
  */
 async function createOnce(
   deps: TicketsDeps,
@@ -82,31 +87,30 @@ async function createOnce(
     return insertTicket(deps, draft);
   };
 
-  let cached: number | undefined;
-  try {
-    cached = await store.lookup(orgId, keyHash);
-  } catch (err) {
-    return fallback(err);
-  }
-  if (cached !== undefined) return { ticketId: cached, duplicate: true };
-
   const waitUntil = Date.now() + LOCK_WAIT_MS;
   let delayMs = 5;
   for (;;) {
-    let token: string | undefined;
+    let claim: IdempotencyClaim;
     try {
-      token = await store.tryLock(orgId, keyHash, LOCK_TTL_MS);
+      claim = await store.claim(orgId, keyHash, LOCK_TTL_MS);
     } catch (err) {
       return fallback(err);
     }
-    if (token !== undefined) {
+    if (claim !== 'busy' && 'ticketId' in claim)
+      return { ticketId: claim.ticketId, duplicate: true };
+    if (claim !== 'busy') {
+      let result: CreateTicketResult | undefined;
       try {
-        const result = await insertTicket(deps, draft);
-        await store.remember(orgId, keyHash, result.ticketId).catch(() => undefined);
-        return result;
+        result = await insertTicket(deps, draft, { checkExisting: false });
       } finally {
-        await store.unlock(orgId, keyHash, token).catch(() => undefined);
+        // Cache the answer and release the lock together; on failure just release it.
+        const settled =
+          result === undefined
+            ? store.unlock(orgId, keyHash, claim.token)
+            : store.settle(orgId, keyHash, claim.token, result.ticketId);
+        await settled.catch(() => undefined);
       }
+      return result;
     }
     // Someone else is creating the ticket for this key: wait for their answer.
     if (Date.now() >= waitUntil) {
@@ -115,18 +119,19 @@ async function createOnce(
     }
     await sleep(delayMs);
     delayMs = Math.min(delayMs * 2, 50);
-    try {
-      cached = await store.lookup(orgId, keyHash);
-    } catch (err) {
-      return fallback(err);
-    }
-    if (cached !== undefined) return { ticketId: cached, duplicate: true };
   }
 }
 
-/** Inserts the ticket with its tickets.created event, unless its idempotency key is taken. */
-async function insertTicket(deps: TicketsDeps, draft: TicketDraft): Promise<CreateTicketResult> {
-  if (draft.idempotencyKey !== null) {
+/**
+ * Inserts the ticket with its tickets.created event, unless its idempotency key is taken.
+ * `checkExisting: false` skips the lookup before the insert (the unique key still decides).
+ */
+async function insertTicket(
+  deps: TicketsDeps,
+  draft: TicketDraft,
+  options: { checkExisting: boolean } = { checkExisting: true },
+): Promise<CreateTicketResult> {
+  if (draft.idempotencyKey !== null && options.checkExisting) {
     const existing = await deps.repo.findIdByIdempotencyKey(draft.orgId, draft.idempotencyKey);
     if (existing !== undefined) return { ticketId: existing, duplicate: true };
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { toRfc3339 } from '@support-agent/shared';
+import { currentTraceparent, toRfc3339 } from '@support-agent/shared';
 import type { Ticket, TicketStatus } from './ticket.js';
 
 export type TicketEventType = 'tickets.created' | 'tickets.triaged' | 'tickets.status_changed';
@@ -19,10 +19,17 @@ export interface OutboxMessage {
   eventId: string;
   subject: string;
   payload: string;
+  /** W3C traceparent of the request that recorded the event (tracing on), sent as a header. */
+  traceparent?: string | null;
 }
 
 export function toOutboxMessage(event: TicketEvent): OutboxMessage {
-  return { eventId: event.id, subject: event.type, payload: JSON.stringify(event) };
+  return {
+    eventId: event.id,
+    subject: event.type,
+    payload: JSON.stringify(event),
+    traceparent: currentTraceparent(),
+  };
 }
 
 function envelope<D>(type: TicketEventType, ticket: Ticket, at: Date, data: D): TicketEvent<D> {

@@ -53,6 +53,8 @@ export interface OutboxStore {
   ): Promise<RelayBatchResult>;
   /** Deletes published events older than `cutoff`; returns how many. */
   purgePublished(cutoff: Date): Promise<number>;
+  /** Events not yet published (the outbox_backlog gauge). */
+  countUnpublished(): Promise<number>;
 }
 
 /**
@@ -97,8 +99,17 @@ export interface IdempotencyStore {
   /** Returns a token when the lock was taken, undefined when someone else holds it. */
   tryLock(orgId: string, keyHash: string, ttlMs: number): Promise<string | undefined>;
   unlock(orgId: string, keyHash: string, token: string): Promise<void>;
+  /**
+   * lookup, then tryLock when nothing is cached, in one round trip: the cached ticket id,
+   * or the lock's token, or `busy` when someone else holds the lock.
+   */
+  claim(orgId: string, keyHash: string, ttlMs: number): Promise<IdempotencyClaim>;
+  /** remember, then unlock, in one round trip. */
+  settle(orgId: string, keyHash: string, token: string, ticketId: number): Promise<void>;
   close(): Promise<void>;
 }
+
+export type IdempotencyClaim = { ticketId: number } | { token: string } | 'busy';
 
 /** Hands outbox messages to the event broker. Never throws: failures are reported. */
 export interface EventPublisher {

@@ -2,6 +2,7 @@ import { AppError, type Logger } from '@support-agent/shared';
 import { describe } from '../../domain/generate-answer.js';
 import type { Disposition, EventDelivery, TicketEventSource } from '../../domain/ports.js';
 import { ticketCreatedEvent, triageTicket, type TriageDeps } from '../../domain/triage.js';
+import { answersMetrics } from '../../metrics.js';
 
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
@@ -33,7 +34,8 @@ export function createTriageHandler(
       );
     const event = parsed.data;
     try {
-      await triageTicket(deps, event, delivery.attempt);
+      const result = await triageTicket(deps, event, delivery.attempt);
+      answersMetrics.triageEvents.inc({ outcome: result.answer });
       return { kind: 'ack' };
     } catch (err) {
       if (err instanceof AppError && (err.code === 'not_found' || err.code === 'invalid_request')) {
@@ -53,6 +55,7 @@ export function createTriageHandler(
         },
         'triage failed; will retry',
       );
+      answersMetrics.triageEvents.inc({ outcome: 'retried' });
       return { kind: 'retry', delayMs };
     }
   };
@@ -64,6 +67,7 @@ function drop(
   delivery: EventDelivery,
   eventId?: string,
 ): Disposition {
+  answersMetrics.triageEvents.inc({ outcome: 'dropped' });
   logger.error(
     { reason, eventId, attempt: delivery.attempt, bytes: delivery.data.length },
     'dropping ticket event',
@@ -86,5 +90,11 @@ export class TriageConsumer {
   /** Stops taking events and waits for the ones being triaged. */
   stop(): Promise<void> {
     return this.source.stop();
+  }
+
+  /** Refreshes triage_consumer_pending (-1 when the backlog cannot be known). */
+  async refreshLag(): Promise<void> {
+    const backlog = await this.source.backlog().catch(() => undefined);
+    answersMetrics.triageConsumerPending.set(backlog ?? -1);
   }
 }

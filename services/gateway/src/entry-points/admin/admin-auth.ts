@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '@support-agent/shared';
 import type { RequestHandler } from 'express';
 import { readBearer } from '../http/auth.js';
+import { gatewayMetrics } from '../http/http-metrics.js';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
@@ -11,6 +12,7 @@ export function adminAuth(adminToken: string): RequestHandler {
   return (req, res, next) => {
     const { key } = readBearer(req.headers.authorization);
     if (key !== undefined && timingSafeEqual(digest(key), expected)) return next();
+    gatewayMetrics.authFailures.inc({ reason: 'invalid_admin_token' });
     res.set('WWW-Authenticate', 'Bearer realm="support-agent-admin"');
     throw new AppError(
       'unauthorized',

@@ -6,6 +6,7 @@ import type { KnowledgeClient } from '../../clients/knowledge.client.js';
 import type { TicketsClient } from '../../clients/tickets.client.js';
 import type { OrgAdmin } from '../../domain/orgs.js';
 import { errorHandler, notFound } from '../http/errors.js';
+import { httpMetrics } from '../http/http-metrics.js';
 import { accessLog, requestContext } from '../http/request-context.js';
 import { adminAuth } from './admin-auth.js';
 import { adminRouter } from './admin-routes.js';
@@ -32,6 +33,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
 
   app.use(requestContext(deps.shuttingDown));
   app.use(accessLog(deps.logger.child({ listener: 'admin' })));
+  app.use(httpMetrics(['/admin/v1']));
   app.use(
     '/admin/v1',
     adminRouter({

@@ -1,6 +1,7 @@
 import { AppError, invalidRequest } from '@support-agent/shared';
 import express, { type RequestHandler } from 'express';
 import type { KbImportRow } from '../../domain/kb-import.js';
+import { requireUtf8 } from '../http/json-body.js';
 
 export const KB_IMPORT_BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -25,7 +26,12 @@ export interface KbImportLocals {
  * Leaves the raw text in req.body and the format in res.locals.
  */
 export function kbImportBody(limit: number = KB_IMPORT_BODY_LIMIT): RequestHandler[] {
-  const readText = express.text({ limit, type: () => true, defaultCharset: 'utf-8' });
+  const readText = express.text({
+    limit,
+    type: () => true,
+    defaultCharset: 'utf-8',
+    verify: requireUtf8,
+  });
   const chooseFormat: RequestHandler = (req, res, next) => {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     const format = FORMATS[type];

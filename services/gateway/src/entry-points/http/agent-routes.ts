@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import { invalidRequest } from '@support-agent/shared';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { AgentOperationId, AgentRoute, ApiContract } from '../../domain/api-contract.js';
 import type { AgentOperations, Caller, Inputs } from '../../domain/agent-operations.js';
@@ -48,6 +50,7 @@ export function agentRouter(deps: AgentRouteDeps): Router {
         deps.authenticate,
         requireScope(r.scope, deps.challenges),
         deps.rateLimit,
+        requireUtf8Query,
         // Bodies are parsed only after the rate limit (and only for methods that have one).
         ...(r.method === 'get' ? [] : jsonBody()),
         async (req: Request, res: Response) => {
@@ -75,6 +78,50 @@ function allowedMethods(methods: string[]): string[] {
   const allowed = new Set(methods.map((m) => m.toUpperCase()));
   if (allowed.has('GET')) allowed.add('HEAD'); // express answers HEAD with the GET route
   return METHOD_ORDER.filter((m) => allowed.has(m));
+}
+
+/**
+ * The query string must be percent-encoded UTF-8 (RFC 3986): raw bytes outside visible ASCII,
+ * or escapes that decode to invalid UTF-8, are a 400 naming the parameter. (The query parser
+ * would turn them into U+FFFD or Latin-1 characters and the request would run on text the
+ * client never sent.)
+ */
+const requireUtf8Query: RequestHandler = (req, _res, next) => {
+  const at = req.originalUrl.indexOf('?');
+  if (at < 0) return next();
+  const query = req.originalUrl.slice(at + 1);
+  if (/[^\x21-\x7e]/.test(query)) {
+    throw invalidRequest('the query string must be percent-encoded (RFC 3986)');
+  }
+  for (const pair of query.split('&')) {
+    const eq = pair.indexOf('=');
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    for (const part of eq < 0 ? [name] : [name, pair.slice(eq + 1)]) {
+      if (!part.includes('%')) continue;
+      const bytes = Buffer.from(
+        part.replace(/%([0-9A-Fa-f]{2})|[^%]+|%/g, (m: string, hex: string | undefined) =>
+          hex === undefined ? m : String.fromCharCode(Number.parseInt(hex, 16)),
+        ),
+        'latin1',
+      );
+      if (!isUtf8(bytes)) {
+        throw invalidRequest(
+          'query parameters must be UTF-8 once percent-decoded',
+          decodeQueryComponent(name),
+        );
+      }
+    }
+  }
+  next();
+};
+
+/** A parameter name for error messages (best effort). */
+function decodeQueryComponent(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return s;
+  }
 }
 
 /** The query string as parsed by the 'simple' parser: strings, or arrays for repeats. */

@@ -10,6 +10,7 @@ import { authenticate, protectedResourceMetadataUrl, type Challenges } from './a
 import { mountDocs } from './docs.js';
 import { errorHandler, notFound } from './errors.js';
 import { mountHealth, type ReadinessCheck } from './health.js';
+import { httpMetrics } from './http-metrics.js';
 import { mountProtectedResource } from './protected-resource.js';
 import { rateLimit, type AuthFailureThrottle, type RequestRateLimiter } from './rate-limit.js';
 import { accessLog, requestContext } from './request-context.js';
@@ -43,6 +44,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
 
   app.use(requestContext(deps.shuttingDown));
   app.use(accessLog(deps.logger));
+  app.use(httpMetrics(API_PREFIXES));
 
   mountHealth(app, deps.readinessChecks, deps.shuttingDown);
   mountProtectedResource(app, deps.publicBaseUrl, deps.contract.scopeCatalogue);

@@ -2,6 +2,7 @@ import { AppError } from '@support-agent/shared';
 import type { RequestHandler } from 'express';
 import { isWellFormedApiKey } from '../../domain/api-keys.js';
 import type { KeyResolver } from '../../domain/key-resolver.js';
+import { gatewayMetrics, type AuthFailureReason } from './http-metrics.js';
 import type { AuthFailureThrottle } from './rate-limit.js';
 import { localsOf } from './request-context.js';
 
@@ -77,6 +78,7 @@ export function authenticate(deps: {
     const blockedFor = await throttle.blockedFor(ip);
     if (blockedFor !== undefined && !wellFormed) {
       await throttle.recordFailure(ip);
+      authFailed('blocked');
       throw tooManyFailures(blockedFor);
     }
 
@@ -87,6 +89,9 @@ export function authenticate(deps: {
     }
 
     const retryAfter = await throttle.recordFailure(ip);
+    authFailed(
+      creds.presented ? 'invalid_key' : creds.headerSent ? 'unsupported_scheme' : 'missing',
+    );
     if (retryAfter !== undefined) throw tooManyFailures(retryAfter);
     res.set('WWW-Authenticate', unauthorizedChallenge(challenges, creds.presented));
     throw new AppError(
@@ -100,7 +105,12 @@ export function authenticate(deps: {
   };
 }
 
+function authFailed(reason: AuthFailureReason): void {
+  gatewayMetrics.authFailures.inc({ reason });
+}
+
 function tooManyFailures(retryAfter: number): AppError {
+  gatewayMetrics.rateLimitRejections.inc({ policy: 'authfail' });
   return new AppError('rate_limited', 'too many failed authentication attempts from this address', {
     retryAfter,
   });

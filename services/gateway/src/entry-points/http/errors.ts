@@ -1,5 +1,6 @@
 import { AppError, type Logger } from '@support-agent/shared';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { redactKeys } from './request-context.js';
 
 /** Codes whose responses always tell the client when to come back. */
 const RETRYABLE = new Set(['rate_limited', 'deflection_limit_reached', 'service_unavailable']);
@@ -91,11 +92,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next) => {
     const appError = toAppError(err);
     if (!appError.isTrusted) {
-      logger.error({ err, reqId: req.id, method: req.method, path: req.path }, 'request failed');
+      logger.error(
+        { err, reqId: req.id, method: req.method, path: redactKeys(req.path) },
+        'request failed',
+      );
     } else if (appError.code === 'service_unavailable') {
       const cause = appError.cause as { message?: string } | undefined;
       logger.warn(
-        { reqId: req.id, path: req.path, cause: cause?.message },
+        { reqId: req.id, path: redactKeys(req.path), cause: cause?.message },
         'backing service unavailable',
       );
     }

@@ -1,8 +1,20 @@
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '@support-agent/shared';
 import express, { type Request, type RequestHandler } from 'express';
 import { requireObjectBody } from '../../domain/validation.js';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
+
+/**
+ * body-parser `verify` hook: the raw body must be UTF-8. Without it, invalid bytes were decoded
+ * to U+FFFD and the request accepted with text the client never sent.
+ */
+export function requireUtf8(_req: IncomingMessage, _res: ServerResponse, buf: Buffer): void {
+  if (!isUtf8(buf)) {
+    throw new AppError('invalid_request', 'request body must be UTF-8 encoded JSON');
+  }
+}
 
 /** True when a request carries no body bytes at all. */
 function hasNoBody(req: Request): boolean {
@@ -20,7 +32,7 @@ export function jsonBody(
   limit: number = PUBLIC_BODY_LIMIT,
   options: { allowEmpty?: boolean } = {},
 ): RequestHandler[] {
-  const parse = express.json({ limit, strict: true, type: () => true });
+  const parse = express.json({ limit, strict: true, type: () => true, verify: requireUtf8 });
   const requireJson: RequestHandler = (req, _res, next) => {
     if (options.allowEmpty && hasNoBody(req)) return next();
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();

@@ -7,6 +7,7 @@ import {
   RateLimiterRes,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
+import { gatewayMetrics } from './http-metrics.js';
 import { grantOf } from './request-context.js';
 
 export const WINDOW_SECONDS = 60;
@@ -55,17 +56,59 @@ export interface RateDecision {
 }
 
 /**
+ * Both counters of a request in one round trip. KEYS: `rl:key:<keyId>`, `rl:org:<orgId>`;
+ * ARGV: window seconds, key quota. Each counter is a fixed window exactly as
+ * rate-limiter-flexible keeps it (created at 0 with the window as TTL, INCR, PTTL), so both
+ * agree on the data. The key is counted first; the organization only when the key is within
+ * its quota. Returns {key count, key TTL ms[, org count, org TTL ms]}.
+ */
+const CONSUME_KEY_AND_ORG = `local function hit(k, w)
+  redis.call('set', k, 0, 'EX', w, 'NX')
+  local n = redis.call('incr', k)
+  local ttl = redis.call('pttl', k)
+  if ttl == -1 then
+    redis.call('expire', k, w)
+    ttl = 1000 * w
+  end
+  return n, ttl
+end
+local kn, kt = hit(KEYS[1], ARGV[1])
+if kn > tonumber(ARGV[2]) then return {kn, kt} end
+local on, ot = hit(KEYS[2], ARGV[1])
+return {kn, kt, on, ot}`;
+
+type LimitsRedis = Redis & {
+  rlConsumeKeyAndOrg(
+    keyCounter: string,
+    orgCounter: string,
+    windowSeconds: number,
+    keyQuota: number,
+  ): Promise<number[]>;
+};
+
+/**
  * Per-key and per-organization request limits (`rl:key:<keyId>`, `rl:org:<orgId>`). Quotas
- * come from each organization's settings, so one limiter is kept per distinct quota; limiters
- * with different quotas share the same Redis counter, so a settings change applies at once.
+ * come from each organization's settings and travel with each call, so a settings change
+ * applies at once. With Redis both counters are taken in one atomic script (one round trip,
+ * exact across replicas); while Redis is unreachable, per-replica in-memory limiters (the
+ * insurance) count instead. Without Redis (embedded mode) the factory's limiters count.
  */
 export class RequestRateLimiter {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly insurance = new Map<string, RateLimiterMemory>();
+  private readonly redis: LimitsRedis | undefined;
 
   constructor(
     private readonly create: LimiterFactory,
     private readonly logger: Logger,
-  ) {}
+    redis?: Redis,
+  ) {
+    if (redis) {
+      // EVALSHA, falling back to EVAL when Redis does not have the script cached.
+      redis.defineCommand('rlConsumeKeyAndOrg', { numberOfKeys: 2, lua: CONSUME_KEY_AND_ORG });
+      this.redis = redis as LimitsRedis;
+    }
+  }
 
   async consume(
     keyId: string,
@@ -75,9 +118,15 @@ export class RequestRateLimiter {
   ): Promise<RateDecision> {
     // Key first: a request over its key's limit does not also spend the organization's budget,
     // so one runaway key cannot starve the organization's other keys.
-    const key = await this.consumeOne('key', keyId, keyQuota);
-    const org = key.exceeded ? undefined : await this.consumeOne('org', orgId, orgQuota);
+    const counted = await this.consumeInRedis(keyId, keyQuota, orgId, orgQuota);
+    const key = counted ? counted.key : await this.consumeOne('key', keyId, keyQuota);
+    const org = counted
+      ? counted.org
+      : key.exceeded
+        ? undefined
+        : await this.consumeOne('org', orgId, orgQuota);
     const exceeded = [key, org].filter((p): p is PolicyState => p?.exceeded === true);
+    for (const p of exceeded) gatewayMetrics.rateLimitRejections.inc({ policy: p.name });
     let shown: PolicyState;
     if (exceeded.length > 0) {
       shown = exceeded.reduce((a, b) => (b.reset > a.reset ? b : a));
@@ -92,8 +141,47 @@ export class RequestRateLimiter {
     };
   }
 
+  /** Both counters in Redis; undefined when Redis is not ready or failed (use the insurance). */
+  private async consumeInRedis(
+    keyId: string,
+    keyQuota: number,
+    orgId: string,
+    orgQuota: number,
+  ): Promise<{ key: PolicyState; org: PolicyState | undefined } | undefined> {
+    const redis = this.redis;
+    if (!redis || redis.status !== 'ready') return undefined;
+    try {
+      const [kn, kt, on, ot] = await redis.rlConsumeKeyAndOrg(
+        `rl:key:${keyId}`,
+        `rl:org:${orgId}`,
+        WINDOW_SECONDS,
+        keyQuota,
+      );
+      return {
+        key: fromCounter('key', keyQuota, kn!, kt!),
+        org: on === undefined ? undefined : fromCounter('org', orgQuota, on, ot!),
+      };
+    } catch (err) {
+      this.logger.debug({ err }, 'rate limit counters unavailable; in-memory limits used');
+      return undefined;
+    }
+  }
+
   private limiter(name: PolicyName, quota: number): RateLimiterAbstract {
     const id = `${name}:${quota}`;
+    if (this.redis) {
+      // Redis is configured but unreachable: the per-replica insurance counts.
+      let memory = this.insurance.get(id);
+      if (!memory) {
+        memory = new RateLimiterMemory({
+          keyPrefix: `rl:${name}`,
+          points: quota,
+          duration: WINDOW_SECONDS,
+        });
+        this.insurance.set(id, memory);
+      }
+      return memory;
+    }
     let limiter = this.limiters.get(id);
     if (!limiter) {
       limiter = this.create(`rl:${name}`, quota);
@@ -113,6 +201,18 @@ export class RequestRateLimiter {
       return { name, quota, remaining: quota, reset: WINDOW_SECONDS, exceeded: false };
     }
   }
+}
+
+/** A counter read from Redis: `count` requests in the window, `ttlMs` until it resets. */
+function fromCounter(name: PolicyName, quota: number, count: number, ttlMs: number): PolicyState {
+  const exceeded = count > quota;
+  return {
+    name,
+    quota,
+    remaining: exceeded ? 0 : Math.max(0, quota - count),
+    reset: Math.max(exceeded ? 1 : 0, Math.ceil(ttlMs / 1000)),
+    exceeded,
+  };
 }
 
 function toState(

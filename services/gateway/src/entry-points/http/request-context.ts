@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '@support-agent/shared';
+import { invalidRequest, type Logger } from '@support-agent/shared';
 import type { RequestHandler, Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { KeyGrant } from '../../domain/model.js';
@@ -37,8 +37,22 @@ export function requestContext(draining: () => boolean): RequestHandler {
     res.set('Cache-Control', 'no-store');
     // While draining, tell keep-alive clients to reconnect (to another replica).
     if (draining()) res.set('Connection', 'close');
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (the server lets it through to
+    // answer here, in JSON, rather than with Node's bare 400).
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+      res.set('Connection', 'close');
+      throw invalidRequest('the Host header is required', 'Host');
+    }
     next();
   };
+}
+
+/**
+ * API keys pasted into a URL by mistake (`?api_key=sak_live_…`, a key as the search query or
+ * as a path) are cut to their 12-character display prefix before the URL is logged.
+ */
+export function redactKeys(text: string): string {
+  return text.replace(/(sak_live_[0-9A-Za-z]{3})[0-9A-Za-z]+/g, '$1…[redacted]');
 }
 
 /** Access log: one JSON line per request with request id and org id; probes are not logged. */
@@ -65,7 +79,7 @@ export function accessLog(logger: Logger): RequestHandler {
       req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
         id: req.id,
         method: req.method,
-        url: req.url,
+        url: redactKeys(req.url),
         remoteAddress: req.remoteAddress,
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),

@@ -4,7 +4,7 @@ import express, { type Express, type RequestHandler, type Response } from 'expre
 import { callerOf } from '../http/agent-routes.js';
 import { insufficientScopeChallenge, type Challenges } from '../http/auth.js';
 import { methodNotAllowed, toAppError } from '../http/errors.js';
-import { PUBLIC_BODY_LIMIT } from '../http/json-body.js';
+import { PUBLIC_BODY_LIMIT, requireUtf8 } from '../http/json-body.js';
 import { countRequest, type RequestRateLimiter } from '../http/rate-limit.js';
 import { grantOf } from '../http/request-context.js';
 import type { McpToolset } from './mcp-tools.js';
@@ -83,7 +83,12 @@ function checkOrigin(allowed: readonly string[]): RequestHandler {
 
 /** JSON body (≤ 64 KiB); failures are kept for after the rate limit, like the REST routes. */
 function readBody(): RequestHandler {
-  const parse = express.json({ limit: PUBLIC_BODY_LIMIT, strict: true, type: () => true });
+  const parse = express.json({
+    limit: PUBLIC_BODY_LIMIT,
+    strict: true,
+    type: () => true,
+    verify: requireUtf8,
+  });
   return (req, res, next) => {
     void parse(req, res, (err?: unknown) => {
       if (err) mcpLocals(res).bodyError = toAppError(err);

@@ -3,6 +3,7 @@ import type { knowledge } from '@support-agent/proto';
 import { embedTexts } from '../../domain/embed.js';
 import { searchEntries, type KnowledgeDeps } from '../../domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../../domain/upsert.js';
+import { knowledgeMetrics } from '../../metrics.js';
 
 /** gRPC KnowledgeService: thin mapping between proto messages and the use cases. */
 export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServiceServer {
@@ -18,6 +19,7 @@ export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServi
           query: req.query,
           limit: req.limit,
         });
+        knowledgeMetrics.searchDuration.observe((performance.now() - started) / 1000);
         logger.debug(
           {
             requestId: requestIdOf(call),
@@ -37,6 +39,9 @@ export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServi
       'UpsertEntries',
       async (req, call) => {
         const outcome = await upsertEntries(deps, req.orgId, req.entries);
+        knowledgeMetrics.entriesUpserted.inc({ result: 'inserted' }, outcome.inserted);
+        knowledgeMetrics.entriesUpserted.inc({ result: 'updated' }, outcome.updated);
+        knowledgeMetrics.entriesUpserted.inc({ result: 'failed' }, outcome.failed.length);
         logger.info(
           {
             requestId: requestIdOf(call),

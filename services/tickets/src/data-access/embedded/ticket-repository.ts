@@ -186,7 +186,12 @@ export class EmbeddedTicketRepository implements TicketRepository {
     for (const e of batch) this.inFlight.add(e.seq);
     try {
       const report = await publish(
-        batch.map(({ eventId, subject, payload }) => ({ eventId, subject, payload })),
+        batch.map(({ eventId, subject, payload, traceparent }) => ({
+          eventId,
+          subject,
+          payload,
+          traceparent,
+        })),
       );
       const done = new Set(report.published);
       const seqs = batch.filter((e) => done.has(e.eventId)).map((e) => e.seq);
@@ -199,6 +204,10 @@ export class EmbeddedTicketRepository implements TicketRepository {
     } finally {
       for (const e of batch) this.inFlight.delete(e.seq);
     }
+  }
+
+  async countUnpublished(): Promise<number> {
+    return this.pending.size;
   }
 
   /** Published events are dropped at once (and from the journal at the next compaction). */

@@ -64,4 +64,13 @@ export const MIGRATIONS: Migration[] = [
        ) ${TABLE_OPTIONS}`,
     ],
   },
+  {
+    version: 2,
+    name: 'outbox trace context',
+    statements: [
+      // The W3C traceparent of the request that recorded the event, sent as a message header.
+      `ALTER TABLE tickets_outbox
+         ADD COLUMN traceparent VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL`,
+    ],
+  },
 ];

@@ -83,11 +83,15 @@ interface TicketRow extends RowDataPacket {
   updated_at: Date;
 }
 
+/** A parameter of a prepared statement. */
+type StatementParam = string | number | Date | Buffer | null;
+
 interface OutboxRow extends RowDataPacket {
   id: number | string;
   event_id: string;
   subject: string;
   payload: string;
+  traceparent: string | null;
 }
 
 /** Tickets in MySQL 8 / MariaDB: the production store. */
@@ -127,7 +131,7 @@ export class MysqlTicketRepository implements TicketRepository {
   ): Promise<InsertOutcome> {
     try {
       return await this.transaction(async (conn) => {
-        const [res] = await conn.query<ResultSetHeader>(
+        const [res] = await conn.execute<ResultSetHeader>(
           `INSERT INTO tickets (org_id, content, author_name, idempotency_key, status, priority, category,
                                 ai_summary, ai_answer, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -160,7 +164,7 @@ export class MysqlTicketRepository implements TicketRepository {
   }
 
   async findIdByIdempotencyKey(orgId: string, key: string): Promise<number | undefined> {
-    const rows = await this.query<RowDataPacket[]>(
+    const rows = await this.execute<RowDataPacket[]>(
       'SELECT id FROM tickets WHERE org_id = ? AND idempotency_key = ?',
       [orgId, key],
     );
@@ -169,7 +173,7 @@ export class MysqlTicketRepository implements TicketRepository {
   }
 
   async get(orgId: string, ticketId: number): Promise<Ticket | undefined> {
-    const rows = await this.query<TicketRow[]>(
+    const rows = await this.execute<TicketRow[]>(
       `SELECT ${TICKET_COLUMNS} FROM tickets WHERE id = ? AND org_id = ?`,
       [ticketId, orgId],
     );
@@ -178,7 +182,7 @@ export class MysqlTicketRepository implements TicketRepository {
 
   async list(query: ListQuery): Promise<Ticket[]> {
     const where = ['org_id = ?'];
-    const params: unknown[] = [query.orgId];
+    const params: StatementParam[] = [query.orgId];
     const { status, priority, category } = query.filters;
     if (status) {
       where.push('status = ?');
@@ -199,7 +203,7 @@ export class MysqlTicketRepository implements TicketRepository {
       params.push(at, at, at, query.after.id);
     }
     params.push(query.limit);
-    const rows = await this.query<TicketRow[]>(
+    const rows = await this.execute<TicketRow[]>(
       `SELECT ${TICKET_COLUMNS} FROM tickets WHERE ${where.join(' AND ')}
        ORDER BY created_at DESC, id DESC LIMIT ?`,
       params,
@@ -280,13 +284,18 @@ export class MysqlTicketRepository implements TicketRepository {
     return this.transaction(
       async (conn): Promise<RelayBatchResult> => {
         const [rows] = await conn.query<OutboxRow[]>(
-          `SELECT id, event_id, subject, payload FROM tickets_outbox
+          `SELECT id, event_id, subject, payload, traceparent FROM tickets_outbox
            WHERE published_at IS NULL ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
           [limit],
         );
         if (rows.length === 0) return { claimed: 0, published: 0 };
         const report = await publish(
-          rows.map((r) => ({ eventId: r.event_id, subject: r.subject, payload: r.payload })),
+          rows.map((r) => ({
+            eventId: r.event_id,
+            subject: r.subject,
+            payload: r.payload,
+            traceparent: r.traceparent,
+          })),
         );
         const done = new Set(report.published);
         const ids = rows.filter((r) => done.has(r.event_id)).map((r) => r.id);
@@ -304,6 +313,14 @@ export class MysqlTicketRepository implements TicketRepository {
       },
       { isolation: 'READ COMMITTED', retry: false },
     );
+  }
+
+  async countUnpublished(): Promise<number> {
+    const rows = await this.query<RowDataPacket[]>(
+      'SELECT COUNT(*) AS n FROM tickets_outbox WHERE published_at IS NULL',
+      [],
+    );
+    return Number(rows[0]?.n ?? 0);
   }
 
   async purgePublished(cutoff: Date): Promise<number> {
@@ -328,6 +345,22 @@ export class MysqlTicketRepository implements TicketRepository {
   ): Promise<T> {
     try {
       const [result] = await this.pool.query<T>(sql, params);
+      return result;
+    } catch (err) {
+      throw toStoreError(err);
+    }
+  }
+
+  /**
+   * A prepared statement (binary protocol): parsed once per connection and statement text,
+   * then only the parameters travel. For the hot, fixed-shape statements.
+   */
+  private async execute<T extends RowDataPacket[] | ResultSetHeader>(
+    sql: string,
+    params: StatementParam[],
+  ): Promise<T> {
+    try {
+      const [result] = await this.pool.execute<T>(sql, params);
       return result;
     } catch (err) {
       throw toStoreError(err);
@@ -377,13 +410,15 @@ export class MysqlTicketRepository implements TicketRepository {
 
 async function insertEvents(conn: PoolConnection, events: TicketEvent[], at: Date): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map((e) => {
+  const rows = events.map((e): StatementParam[] => {
     const m = toOutboxMessage(e);
-    return [m.eventId, m.subject, m.payload, at];
+    return [m.eventId, m.subject, m.payload, at, m.traceparent ?? null];
   });
-  await conn.query('INSERT INTO tickets_outbox (event_id, subject, payload, created_at) VALUES ?', [
-    rows,
-  ]);
+  // A prepared statement per row count (one event per write in practice).
+  await conn.execute(
+    `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+    rows.flat(),
+  );
 }
 
 function toTicket(row: TicketRow): Ticket {

@@ -8,6 +8,7 @@ import { listTickets } from '../../domain/list-tickets.js';
 import type { TicketsDeps } from '../../domain/ports.js';
 import type { Ticket } from '../../domain/ticket.js';
 import { updateTicketStatus } from '../../domain/update-status.js';
+import { ticketsMetrics } from '../../metrics.js';
 
 /** Domain ticket → wire ticket; null fields are left unset. */
 export function toProtoTicket(t: Ticket): tickets.Ticket {
@@ -58,6 +59,7 @@ export function createTicketsHandlers(
           },
           log,
         );
+        if (result.duplicate) ticketsMetrics.idempotentReplays.inc();
         return { ticketId: result.ticketId, duplicate: result.duplicate };
       },
     ),

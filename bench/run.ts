@@ -1,0 +1,902 @@
+// `npm run bench`: the benchmark harness. Runs the whole stack as separate service processes
+// (gateway, tickets, knowledge, answers, digest) on loopback, against real MariaDB, Redis and
+// NATS (`real`) and/or with the embedded adapters (`embedded`), drives it with autocannon and
+// in-process closed loops, and reports per operation requests/s, p50/p90/p99 latency, errors
+// and peak RSS per process, next to the baselines (a bare Node `http` server, direct gRPC
+// calls that bypass the gateway), the data-scale runs and a soak. Writes
+// bench/results/<timestamp>.json and .svg. Bounded in requests and time; loopback only.
+//
+//   npm run bench                                   everything, both modes (≈ 30 min)
+//   BENCH_MODE=real BENCH_SECONDS=3 BENCH_SCALE_ROWS=20000 BENCH_KB_SIZES=1000,10000 \
+//     BENCH_DIGEST_TICKETS=5000 BENCH_SOAK_SECONDS=20 npm run bench        quick check
+//
+// Knobs (env): BENCH_MODE real|embedded|both (both), BENCH_SECONDS per run (10),
+// BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS throughput runs (32), BENCH_MODERATE_CONNECTIONS
+// latency comparisons (4), BENCH_ROUNDS alternating rounds of each ratio pair (3),
+// BENCH_MAX_REQUESTS per run (200000), BENCH_KB_ENTRIES (1000), BENCH_SEED_TICKETS (1000),
+// BENCH_SCALE_ROWS (1000000), BENCH_KB_SIZES (1000,10000,100000), BENCH_DIGEST_TICKETS
+// (100000), BENCH_SOAK_SECONDS (600 real, 60 embedded), BENCH_SOAK_RATE req/s (200),
+// BENCH_SECTIONS (ops,list-scale,search-scale,digest-scale,soak), BENCH_LOG_LEVEL (info),
+// BENCH_CPU_PROF=1 (every service runs under the V8 CPU profiler, see lib/cpu-profile-preload.mjs;
+// profiles next to the report; read
+// them with `npx tsx bench/profile-top.ts <file>`).
+import type autocannon from 'autocannon';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ensureBackendPackages, startBackends, type Backends } from '../test/support/backends.js';
+import { ALL_SCOPES, Stack, api } from '../test/support/stack.js';
+import { BareServer, DirectGrpc } from './lib/baselines.js';
+import { renderChart, type ChartRow } from './lib/chart.js';
+import {
+  RssSampler,
+  autocannonRun,
+  closedLoop,
+  httpCaller,
+  waitIdle,
+  type LoadSettings,
+  type ProcessRef,
+  type RunResult,
+} from './lib/measure.js';
+import { seedDigestWeek, seedTickets, ticketTexts } from './lib/seed.js';
+import { entry, queryFor, random } from './synthetic-kb.js';
+
+const env = (name: string, fallback: string) => process.env[name] ?? fallback;
+const num = (name: string, fallback: number) => Number(env(name, String(fallback)));
+
+const MODE = env('BENCH_MODE', 'both');
+const SECONDS = num('BENCH_SECONDS', 10);
+const CONNECTIONS = num('BENCH_CONNECTIONS', 32);
+const MODERATE = num('BENCH_MODERATE_CONNECTIONS', 4);
+const ROUNDS = num('BENCH_ROUNDS', 3);
+const KB_ENTRIES = num('BENCH_KB_ENTRIES', 1000);
+const SEED_TICKETS = num('BENCH_SEED_TICKETS', 1000);
+const SCALE_ROWS = num('BENCH_SCALE_ROWS', 1_000_000);
+const KB_SIZES = env('BENCH_KB_SIZES', '1000,10000,100000').split(',').map(Number);
+const DIGEST_TICKETS = num('BENCH_DIGEST_TICKETS', 100_000);
+const SOAK_RATE = num('BENCH_SOAK_RATE', 200);
+const SECTIONS = new Set(
+  env('BENCH_SECTIONS', 'ops,list-scale,search-scale,digest-scale,soak').split(','),
+);
+const LOG_LEVEL = env('BENCH_LOG_LEVEL', 'info');
+const CPU_PROF = env('BENCH_CPU_PROF', '') === '1';
+const LOAD: LoadSettings = {
+  seconds: SECONDS,
+  connections: CONNECTIONS,
+  maxRequests: num('BENCH_MAX_REQUESTS', 200_000),
+  warmupSeconds: num('BENCH_WARMUP_SECONDS', 2),
+};
+const soakSeconds = (mode: Mode) => num('BENCH_SOAK_SECONDS', mode === 'real' ? 600 : 60);
+
+const SERVICE_MEMORY_LIMIT_MB = 250;
+const UNLIMITED = {
+  rate_limit_per_key_per_min: 1_000_000,
+  rate_limit_per_org_per_min: 10_000_000,
+  deflection_monthly_limit: 2_000_000_000,
+};
+
+type Mode = 'real' | 'embedded';
+
+interface Target {
+  mode: Mode;
+  target: string;
+  goal: string;
+  measured: string;
+  pass: boolean;
+}
+
+interface ModeReport {
+  mode: Mode;
+  /** Median over rounds where a run was repeated; all rounds are in `runs`. */
+  runs: RunResult[];
+  searchResponseBytes: number;
+  setup: Record<string, number>;
+  listScale?: { rows: number; p99Small: number; p99Big: number; ratio: number };
+  searchScale?: Array<{
+    entries: number;
+    importSeconds: number;
+    gateway: RunResult;
+    direct: RunResult;
+    knowledgeRssMb: number;
+  }>;
+  digestScale?: { tickets: number; buildSeconds: number[]; topics: number; contentBytes: number };
+  soak?: {
+    seconds: number;
+    rate: number;
+    run: RunResult;
+    /** Per process: RSS early (after warm-up) and at the end, and growth. */
+    rss: Record<string, { earlyMb: number; endMb: number; growth: number }>;
+  };
+  peakServiceRssMb: Record<string, number>;
+  targets: Target[];
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)]!;
+};
+
+/** The Monday (YYYY-MM-DD) of the ISO week of `at`, UTC. */
+function mondayOf(at: Date): string {
+  const midnight = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+  return new Date(midnight - ((at.getUTCDay() + 6) % 7) * 86_400_000).toISOString().slice(0, 10);
+}
+
+function log(message: string): void {
+  console.log(
+    `[${new Date().toISOString().slice(11, 19)}] ${message} (load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})`,
+  );
+}
+
+async function runMode(mode: Mode, profileDir: string | undefined): Promise<ModeReport> {
+  const dir = mkdtempSync(join(tmpdir(), `sa-bench-${mode}-`));
+  let backends: Backends | undefined;
+  if (mode === 'real') {
+    await ensureBackendPackages();
+    backends = await startBackends(join(dir, 'b'));
+  }
+  const stack = new Stack({
+    dir,
+    ...(backends
+      ? {
+          mysqlUrl: backends.mysql.url,
+          redisUrl: backends.redis.url,
+          natsUrl: backends.nats.url,
+        }
+      : {}),
+    env: {
+      LOG_LEVEL,
+      // The weekly run would build the seeded week in the middle of a measurement.
+      DIGEST_SCHEDULER_ENABLED: 'false',
+      // Every service would take the same default metrics port; nothing scrapes them here.
+      METRICS_PORT: '0',
+      DIGEST_METRICS_PORT: '0',
+      ...(profileDir
+        ? {
+            NODE_OPTIONS: `--import=${resolve('bench/lib/cpu-profile-preload.mjs')}`,
+            BENCH_PROFILE_DIR: join(profileDir, mode),
+          }
+        : {}),
+    },
+  });
+  const report: ModeReport = {
+    mode,
+    runs: [],
+    searchResponseBytes: 0,
+    setup: {},
+    peakServiceRssMb: {},
+    targets: [],
+  };
+  let bare: BareServer | undefined;
+  const grpc = () =>
+    new DirectGrpc({
+      knowledge: stack.addresses.KNOWLEDGE_ADDR!,
+      tickets: stack.addresses.TICKETS_ADDR!,
+      digest: stack.addresses.DIGEST_ADDR!,
+    });
+  let direct: DirectGrpc | undefined;
+  const services = (): ProcessRef[] => [
+    ...stack.gateways.map((g) => ({ name: g.name.replace(/-0$/, ''), pid: g.pid })),
+    ...[...stack.upstreams.values()].map((p) => ({ name: p.name, pid: p.pid })),
+  ];
+  const processes = (): ProcessRef[] => [
+    ...services(),
+    ...(bare ? [{ name: 'bare-node', pid: bare.pid }] : []),
+    // autocannon and the closed loops: they share the two cores too.
+    { name: 'load-client', pid: process.pid },
+    ...(backends
+      ? [
+          { name: 'mariadb', pid: backends.mysql.pid },
+          { name: 'redis', pid: backends.redis.pid },
+          { name: 'nats', pid: backends.nats.pid },
+        ]
+      : []),
+  ];
+  const record = (r: RunResult) => {
+    report.runs.push(r);
+    for (const [name, mb] of Object.entries(r.peakRssMb)) {
+      if (services().some((s) => s.name === name))
+        report.peakServiceRssMb[name] = Math.max(report.peakServiceRssMb[name] ?? 0, mb);
+    }
+    return r;
+  };
+  const settle = async (what: string) => {
+    const s = await waitIdle(services(), 300_000);
+    log(`${what}: pipeline idle after ${s.toFixed(0)} s`);
+  };
+
+  try {
+    log(`${mode}: starting ${backends ? 'MariaDB, Redis, NATS and ' : ''}the services`);
+    await stack.start();
+    direct = grpc();
+    const base = stack.baseUrl();
+    const key = await stack.orgWithKey('bench', ALL_SCOPES, UNLIMITED);
+    const auth = { authorization: `Bearer ${key}` };
+    const jsonHeaders = { ...auth, 'content-type': 'application/json' };
+
+    // Setup: a KB of KB_ENTRIES, SEED_TICKETS tickets through the API, the week's digest.
+    let t0 = Date.now();
+    const entries = Array.from({ length: KB_ENTRIES }, (_, i) => entry(i));
+    for (let i = 0; i < entries.length; i += 1000) {
+      await stack.admin('POST', '/admin/v1/orgs/bench/kb/entries', entries.slice(i, i + 1000));
+    }
+    report.setup.kbImportSeconds = (Date.now() - t0) / 1000;
+    const queries = Array.from({ length: 500 }, () =>
+      queryFor(entries[Math.floor(random() * entries.length)]!.question),
+    );
+    const texts = ticketTexts(Math.max(SEED_TICKETS, 1000));
+    t0 = Date.now();
+    const creator = httpCaller(base, 16);
+    await closedLoop(
+      'setup: create tickets',
+      16,
+      3600,
+      SEED_TICKETS,
+      (i) =>
+        creator.request(
+          'POST',
+          '/api/v1/agent/tickets',
+          { ...jsonHeaders, 'idempotency-key': randomUUID() },
+          JSON.stringify({ content: texts[i % texts.length] }),
+        ),
+      () => [],
+      0,
+    );
+    creator.close();
+    report.setup.seedTicketsSeconds = (Date.now() - t0) / 1000;
+    await settle('seed tickets');
+    t0 = Date.now();
+    const built = await stack.admin<{ ticket_count: number }>(
+      'POST',
+      '/admin/v1/orgs/bench/digests',
+      { week_start: mondayOf(new Date()) },
+    );
+    report.setup.digestBuildSeconds = (Date.now() - t0) / 1000;
+    report.setup.digestTickets = built.ticket_count;
+    log(
+      `setup: ${KB_ENTRIES} KB entries in ${report.setup.kbImportSeconds} s, ${SEED_TICKETS} tickets, digest of ${built.ticket_count} tickets in ${report.setup.digestBuildSeconds} s`,
+    );
+
+    const sample = await api(
+      base,
+      'GET',
+      `/api/v1/agent/kb/search?limit=5&query=${encodeURIComponent(queries[0]!)}`,
+      { key },
+    );
+    if (sample.status !== 200) throw new Error(`search failed: ${sample.status} ${sample.text}`);
+    report.searchResponseBytes = Buffer.byteLength(sample.text);
+
+    if (SECTIONS.has('ops')) {
+      bare = await BareServer.start(sample.text);
+      let q = 0;
+      const searchPath = () =>
+        `/api/v1/agent/kb/search?limit=5&query=${encodeURIComponent(queries[q++ % queries.length]!)}`;
+      const searchOpts: autocannon.Options = {
+        url: base,
+        headers: auth,
+        requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: searchPath() }) }],
+      };
+      const client = httpCaller(base, Math.max(MODERATE, 1));
+      const d = direct;
+
+      console.log(
+        `\n${mode}: throughput, ${CONNECTIONS} connections (${ROUNDS} alternating rounds)`,
+      );
+      for (let round = 1; round <= ROUNDS; round++) {
+        record(
+          await autocannonRun(
+            `bare node http (${report.searchResponseBytes} B)`,
+            { url: bare.url },
+            LOAD,
+            processes,
+          ),
+        );
+        record(await autocannonRun('search via gateway', searchOpts, LOAD, processes));
+      }
+      await bare.stop();
+      bare = undefined;
+
+      console.log(
+        `\n${mode}: gateway overhead, ${MODERATE} concurrent (closed loops, ${ROUNDS} rounds)`,
+      );
+      for (let round = 1; round <= ROUNDS; round++) {
+        record(
+          await closedLoop(
+            'grpc direct: knowledge Search',
+            MODERATE,
+            SECONDS,
+            LOAD.maxRequests,
+            async (i) => {
+              await d.search('bench', queries[i % queries.length]!);
+              return true;
+            },
+            processes,
+          ),
+        );
+        record(
+          await closedLoop(
+            'search via gateway (loop)',
+            MODERATE,
+            SECONDS,
+            LOAD.maxRequests,
+            (i) =>
+              client.request(
+                'GET',
+                `/api/v1/agent/kb/search?limit=5&query=${encodeURIComponent(queries[i % queries.length]!)}`,
+                auth,
+              ),
+            processes,
+          ),
+        );
+        record(
+          await closedLoop(
+            'grpc direct: tickets ListTickets',
+            MODERATE,
+            SECONDS,
+            LOAD.maxRequests,
+            async () => {
+              await d.listTickets('bench', 20);
+              return true;
+            },
+            processes,
+          ),
+        );
+        record(
+          await closedLoop(
+            'list via gateway (loop)',
+            MODERATE,
+            SECONDS,
+            LOAD.maxRequests,
+            () => client.request('GET', '/api/v1/agent/tickets?limit=20', auth),
+            processes,
+          ),
+        );
+      }
+
+      console.log(`\n${mode}: direct gRPC throughput, ${CONNECTIONS} concurrent`);
+      record(
+        await closedLoop(
+          'grpc direct: knowledge Search',
+          CONNECTIONS,
+          SECONDS,
+          LOAD.maxRequests,
+          async (i) => {
+            await d.search('bench', queries[i % queries.length]!);
+            return true;
+          },
+          processes,
+        ),
+      );
+      record(
+        await closedLoop(
+          'grpc direct: tickets ListTickets',
+          CONNECTIONS,
+          SECONDS,
+          LOAD.maxRequests,
+          async () => {
+            await d.listTickets('bench', 20);
+            return true;
+          },
+          processes,
+        ),
+      );
+      client.close();
+
+      console.log(`\n${mode}: operations through the gateway, ${CONNECTIONS} connections`);
+      record(
+        await autocannonRun(
+          'faq via gateway',
+          { url: `${base}/api/v1/agent/faq`, headers: auth },
+          LOAD,
+          processes,
+        ),
+      );
+      record(
+        await autocannonRun(
+          'list via gateway',
+          { url: `${base}/api/v1/agent/tickets?limit=20`, headers: auth },
+          LOAD,
+          processes,
+        ),
+      );
+      let a = 0;
+      record(
+        await autocannonRun(
+          'answer via gateway',
+          {
+            url: `${base}/api/v1/agent/answers`,
+            method: 'POST',
+            headers: jsonHeaders,
+            requests: [
+              {
+                setupRequest: (req: autocannon.Request) => ({
+                  ...req,
+                  body: JSON.stringify({ question: queries[a++ % queries.length] }),
+                }),
+              },
+            ],
+          },
+          LOAD,
+          processes,
+        ),
+      );
+      // Last: every created ticket is triaged and aggregated afterwards.
+      record(
+        await autocannonRun(
+          'create via gateway (idempotency key)',
+          {
+            url: `${base}/api/v1/agent/tickets`,
+            method: 'POST',
+            headers: jsonHeaders,
+            body: JSON.stringify({
+              content: 'My export to CSV fails with a timeout after 30 seconds.',
+            }),
+            requests: [
+              {
+                setupRequest: (req: autocannon.Request) => ({
+                  ...req,
+                  headers: { ...req.headers, 'idempotency-key': randomUUID() },
+                }),
+              },
+            ],
+          },
+          LOAD,
+          processes,
+        ),
+      );
+      await settle('creates');
+    }
+
+    if (SECTIONS.has('list-scale') && backends) {
+      console.log(`\n${mode}: list tickets at 1000 vs ${SCALE_ROWS} tickets in one organization`);
+      const scale: Record<string, { key: string; deep?: string }> = {};
+      for (const [org, rows] of [
+        ['scale-small', 1_000],
+        ['scale-big', SCALE_ROWS],
+      ] as const) {
+        const t = Date.now();
+        const orgKey = await stack.orgWithKey(org, ['tickets:read'], UNLIMITED);
+        await seedTickets(backends.mysql.url, org, rows);
+        log(`seeded ${rows} tickets in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        // A cursor some pages deep: deep pages must cost what the first one does.
+        let cursor: string | undefined;
+        for (let i = 0; i < Math.min(25, Math.floor(rows / 40)); i++) {
+          const q = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+          cursor = (await api(base, 'GET', `/api/v1/agent/tickets?limit=20${q}`, { key: orgKey }))
+            .json.next_cursor;
+        }
+        scale[org] = { key: orgKey, ...(cursor ? { deep: cursor } : {}) };
+      }
+      await settle('seeding');
+      const client = httpCaller(base, MODERATE);
+      const listLoop = (name: string, org: string, query: string) =>
+        closedLoop(
+          name,
+          MODERATE,
+          SECONDS,
+          LOAD.maxRequests,
+          () =>
+            client.request('GET', `/api/v1/agent/tickets?limit=20${query}`, {
+              authorization: `Bearer ${scale[org]!.key}`,
+            }),
+          processes,
+        );
+      const small: number[] = [];
+      const big: number[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        small.push(record(await listLoop('list first page @ 1000', 'scale-small', '')).p99);
+        big.push(record(await listLoop(`list first page @ ${SCALE_ROWS}`, 'scale-big', '')).p99);
+      }
+      for (const org of ['scale-small', 'scale-big']) {
+        const rows = org === 'scale-small' ? 1000 : SCALE_ROWS;
+        record(await listLoop(`list status=open @ ${rows}`, org, '&status=open'));
+        const deep = scale[org]!.deep;
+        if (deep)
+          record(
+            await listLoop(`list deep page @ ${rows}`, org, `&cursor=${encodeURIComponent(deep)}`),
+          );
+      }
+      client.close();
+      report.listScale = {
+        rows: SCALE_ROWS,
+        p99Small: median(small),
+        p99Big: median(big),
+        ratio: Math.round((median(big) / median(small)) * 100) / 100,
+      };
+      log(
+        `list p99 ${SCALE_ROWS} vs 1000 tickets: ${report.listScale.ratio} (medians of ${ROUNDS} rounds)`,
+      );
+    }
+
+    if (SECTIONS.has('search-scale')) {
+      console.log(
+        `\n${mode}: KB search at ${KB_SIZES.join(', ')} entries (1 connection: latency without queueing)`,
+      );
+      report.searchScale = [];
+      const client = httpCaller(base, 1);
+      for (const size of KB_SIZES) {
+        const org = `search-${size}`;
+        const orgKey = await stack.orgWithKey(org, ['kb:read'], UNLIMITED);
+        const all = Array.from({ length: size }, (_, i) => entry(i));
+        const t = Date.now();
+        const sampler = new RssSampler(processes).start();
+        for (let i = 0; i < all.length; i += 1000) {
+          const res = await stack.admin<{ failed: unknown[] }>(
+            'POST',
+            `/admin/v1/orgs/${org}/kb/entries`,
+            all.slice(i, i + 1000),
+          );
+          if (res.failed.length > 0)
+            throw new Error(`import failed: ${JSON.stringify(res.failed[0])}`);
+        }
+        const importRss = sampler.stop();
+        for (const [name, mb] of Object.entries(importRss))
+          if (services().some((s) => s.name === name))
+            report.peakServiceRssMb[name] = Math.max(report.peakServiceRssMb[name] ?? 0, mb);
+        const importSeconds = (Date.now() - t) / 1000;
+        const qs = Array.from({ length: 500 }, () =>
+          queryFor(all[Math.floor(random() * all.length)]!.question),
+        );
+        log(
+          `imported ${size} entries in ${importSeconds.toFixed(1)} s (knowledge peak RSS ${importRss.knowledge} MB)`,
+        );
+        // Let the import's garbage collection finish before timing searches.
+        await settle('import');
+        const gateway = record(
+          await closedLoop(
+            `search @ ${size} via gateway`,
+            1,
+            SECONDS,
+            LOAD.maxRequests,
+            (i) =>
+              client.request(
+                'GET',
+                `/api/v1/agent/kb/search?limit=5&query=${encodeURIComponent(qs[i % qs.length]!)}`,
+                {
+                  authorization: `Bearer ${orgKey}`,
+                },
+              ),
+            processes,
+          ),
+        );
+        const d = direct;
+        const viaGrpc = record(
+          await closedLoop(
+            `search @ ${size} grpc direct`,
+            1,
+            SECONDS,
+            LOAD.maxRequests,
+            async (i) => {
+              await d.search(org, qs[i % qs.length]!);
+              return true;
+            },
+            processes,
+          ),
+        );
+        report.searchScale.push({
+          entries: size,
+          importSeconds,
+          gateway,
+          direct: viaGrpc,
+          knowledgeRssMb: Math.max(gateway.peakRssMb.knowledge ?? 0, importRss.knowledge ?? 0),
+        });
+      }
+      client.close();
+    }
+
+    if (SECTIONS.has('digest-scale') && backends) {
+      console.log(`\n${mode}: digest build for a week of ${DIGEST_TICKETS} tickets`);
+      const org = 'digest-scale';
+      await stack.orgWithKey(org, ['faq:read'], UNLIMITED);
+      const lastWeek = mondayOf(new Date(Date.now() - 7 * 86_400_000));
+      const t = Date.now();
+      await seedDigestWeek(backends.mysql.url, org, lastWeek, DIGEST_TICKETS);
+      log(`seeded ${DIGEST_TICKETS} digest tickets in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      const times: number[] = [];
+      let built: Awaited<ReturnType<DirectGrpc['buildDigest']>> | undefined;
+      const sampler = new RssSampler(processes).start();
+      for (let i = 0; i < 3; i++) {
+        const b = performance.now();
+        built = await direct.buildDigest(org, lastWeek);
+        times.push(Math.round(performance.now() - b) / 1000);
+      }
+      const rss = sampler.stop();
+      for (const [name, mb] of Object.entries(rss))
+        if (services().some((s) => s.name === name))
+          report.peakServiceRssMb[name] = Math.max(report.peakServiceRssMb[name] ?? 0, mb);
+      const content = built?.digest?.content ?? '';
+      report.digestScale = {
+        tickets: built?.digest?.ticketCount ?? 0,
+        buildSeconds: times,
+        topics: (content.match(/^#{2,3} /gm) ?? []).length,
+        contentBytes: Buffer.byteLength(content),
+      };
+      log(
+        `BuildDigest over ${report.digestScale.tickets} tickets: ${times.join(' s, ')} s (digest peak RSS ${rss.digest} MB)`,
+      );
+    }
+
+    if (SECTIONS.has('soak') && soakSeconds(mode) > 0) {
+      const seconds = soakSeconds(mode);
+      console.log(`\n${mode}: soak, mixed operations at ${SOAK_RATE} req/s for ${seconds} s`);
+      await settle('before soak');
+      let s = 0;
+      let c = 0;
+      const search = {
+        setupRequest: (req: autocannon.Request) => ({
+          ...req,
+          method: 'GET' as const,
+          path: `/api/v1/agent/kb/search?limit=5&query=${encodeURIComponent(queries[s++ % queries.length]!)}`,
+        }),
+      };
+      const get = (path: string) => ({ method: 'GET' as const, path });
+      const sampler = new RssSampler(services, 250, true).start();
+      const run = record(
+        await autocannonRun(
+          'soak: mixed operations',
+          {
+            url: base,
+            headers: jsonHeaders,
+            overallRate: SOAK_RATE,
+            connections: 16,
+            requests: [
+              search,
+              get('/api/v1/agent/tickets?limit=20'),
+              search,
+              get('/api/v1/agent/faq'),
+              search,
+              {
+                method: 'POST',
+                path: '/api/v1/agent/tickets',
+                setupRequest: (req: autocannon.Request) => ({
+                  ...req,
+                  headers: { ...req.headers, 'idempotency-key': randomUUID() },
+                  body: JSON.stringify({ content: texts[c++ % texts.length] }),
+                }),
+              },
+              search,
+              get('/api/v1/agent/tickets?limit=20&status=open'),
+              {
+                method: 'POST',
+                path: '/api/v1/agent/answers',
+                setupRequest: (req: autocannon.Request) => ({
+                  ...req,
+                  body: JSON.stringify({ question: queries[s++ % queries.length] }),
+                }),
+              },
+              search,
+            ],
+          },
+          {
+            ...LOAD,
+            seconds,
+            warmupSeconds: 0,
+            maxRequests: Math.max(LOAD.maxRequests, SOAK_RATE * seconds * 2),
+          },
+          processes,
+        ),
+      );
+      sampler.stop();
+      const rss: Record<string, { earlyMb: number; endMb: number; growth: number }> = {};
+      for (const [name, series] of sampler.series) {
+        // Early = median of 10–20 % of the run (after warm-up), end = median of the last 10 %.
+        const window = (from: number, to: number) =>
+          median(
+            series.filter(([t]) => t >= from * seconds && t <= to * seconds).map(([, mb]) => mb),
+          );
+        const earlyMb = window(0.1, 0.2);
+        const endMb = window(0.9, 1.01);
+        rss[name] = {
+          earlyMb: Math.round(earlyMb * 10) / 10,
+          endMb: Math.round(endMb * 10) / 10,
+          growth: Math.round((endMb / earlyMb - 1) * 1000) / 1000,
+        };
+      }
+      report.soak = { seconds, rate: SOAK_RATE, run, rss };
+      for (const [name, r] of Object.entries(rss))
+        console.log(
+          `  RSS ${name.padEnd(10)} ${r.earlyMb} MB → ${r.endMb} MB (${(r.growth * 100).toFixed(1)} %)`,
+        );
+    }
+
+    report.targets = evaluate(report);
+    return report;
+  } finally {
+    direct?.close();
+    await bare?.stop();
+    await stack.stop();
+    await backends?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The issue's targets, as ratios measured in this run. */
+function evaluate(r: ModeReport): Target[] {
+  const out: Target[] = [];
+  const runs = (name: string) => r.runs.filter((x) => x.name === name);
+  const med = (name: string, f: (x: RunResult) => number) => median(runs(name).map(f));
+  const add = (target: string, goal: string, measured: string, pass: boolean) =>
+    out.push({ mode: r.mode, target, goal, measured, pass });
+  const bareName = `bare node http (${r.searchResponseBytes} B)`;
+  if (runs(bareName).length > 0) {
+    const bare = med(bareName, (x) => x.rps);
+    const search = med('search via gateway', (x) => x.rps);
+    const ratio = search / bare;
+    add(
+      'KB search via gateway (Redis limits, 1k entries) vs bare Node',
+      '≥ 0.30 × rps',
+      `${search} / ${bare} req/s = ${ratio.toFixed(2)}`,
+      ratio >= 0.3,
+    );
+    for (const [op, grpcName] of [
+      ['search', 'grpc direct: knowledge Search'],
+      ['list', 'grpc direct: tickets ListTickets'],
+    ] as const) {
+      const gw = `${op} via gateway (loop)`;
+      const gwRuns = runs(gw).filter((x) => x.connections === MODERATE);
+      const dRuns = runs(grpcName).filter((x) => x.connections === MODERATE);
+      const g50 = median(gwRuns.map((x) => x.p50));
+      const d50 = median(dRuns.map((x) => x.p50));
+      const g99 = median(gwRuns.map((x) => x.p99));
+      const d99 = median(dRuns.map((x) => x.p99));
+      add(
+        `gateway overhead, ${op}, ${MODERATE} concurrent: p50`,
+        '≤ direct gRPC + 1 ms',
+        `${g50} vs ${d50} ms (+${(g50 - d50).toFixed(2)})`,
+        g50 <= d50 + 1,
+      );
+      add(
+        `gateway overhead, ${op}, ${MODERATE} concurrent: p99`,
+        '≤ direct gRPC + 5 ms',
+        `${g99} vs ${d99} ms (+${(g99 - d99).toFixed(2)})`,
+        g99 <= d99 + 5,
+      );
+    }
+    const create = runs('create via gateway (idempotency key)')[0];
+    if (create) {
+      add(
+        `create ticket with idempotency key (${r.mode === 'real' ? 'MariaDB' : 'embedded journal'})`,
+        '≥ 1000 tickets/s, 0 errors',
+        `${create.rps} /s, ${create.errors} errors`,
+        create.rps >= 1000 && create.errors === 0,
+      );
+    }
+  }
+  if (r.listScale) {
+    add(
+      `list tickets p99 at ${r.listScale.rows} vs 1000 tickets`,
+      '≤ 1.25 ×',
+      `${r.listScale.p99Big} vs ${r.listScale.p99Small} ms = ${r.listScale.ratio}`,
+      r.listScale.ratio <= 1.25,
+    );
+  }
+  const largest = r.searchScale?.at(-1);
+  if (largest) {
+    add(
+      `search p50 at ${largest.entries} entries (embedded index, via gateway, 1 connection)`,
+      '≤ 10 ms',
+      `${largest.gateway.p50} ms (direct gRPC ${largest.direct.p50} ms)`,
+      largest.gateway.p50 <= 10,
+    );
+  }
+  const peak = Object.entries(r.peakServiceRssMb).sort((a, b) => b[1] - a[1]);
+  if (peak.length > 0) {
+    add(
+      'peak RSS of every service process under load',
+      `≤ ${SERVICE_MEMORY_LIMIT_MB} MB`,
+      peak.map(([n, mb]) => `${n} ${Math.round(mb)}`).join(', '),
+      peak[0]![1] <= SERVICE_MEMORY_LIMIT_MB,
+    );
+  }
+  if (r.soak) {
+    const worst = Object.entries(r.soak.rss).sort((a, b) => b[1].growth - a[1].growth)[0];
+    if (worst) {
+      add(
+        `soak ${r.soak.seconds} s at ${r.soak.rate} req/s: RSS growth`,
+        '< 10 % per process',
+        `worst ${worst[0]} ${(worst[1].growth * 100).toFixed(1)} %, ${r.soak.run.errors} errors`,
+        worst[1].growth < 0.1,
+      );
+    }
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const modes: Mode[] = MODE === 'both' ? ['real', 'embedded'] : [MODE as Mode];
+  if (!modes.every((m) => m === 'real' || m === 'embedded'))
+    throw new Error(`BENCH_MODE must be real, embedded or both, not ${MODE}`);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const resultsDir = resolve('bench/results');
+  mkdirSync(resultsDir, { recursive: true });
+  const profileDir = CPU_PROF ? join(resultsDir, `profiles-${stamp}`) : undefined;
+  const machine = {
+    cores: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    kernel: release(),
+    node: process.version,
+  };
+  const loadStart = loadavg();
+  log(
+    `bench: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGiB} GiB, node ${machine.node}; modes ${modes.join(', ')}; ${SECONDS} s per run, ${CONNECTIONS} connections; logs at ${LOG_LEVEL}`,
+  );
+  const reports: ModeReport[] = [];
+  for (const mode of modes) reports.push(await runMode(mode, profileDir));
+  const targets = reports.flatMap((r) => r.targets);
+
+  console.log('\ntargets (ratios measured in this run):');
+  for (const t of targets) {
+    console.log(
+      `  ${t.pass ? 'PASS' : 'FAIL'}  [${t.mode}] ${t.target}: ${t.goal}; measured ${t.measured}`,
+    );
+  }
+  const out = join(resultsDir, `${stamp}.json`);
+  const command = `${Object.entries(process.env)
+    .filter(([k]) => k.startsWith('BENCH_'))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')} npm run bench`.trim();
+  writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        startedAt: stamp,
+        command,
+        machine,
+        loadavg: { start: loadStart, end: loadavg() },
+        settings: {
+          seconds: SECONDS,
+          connections: CONNECTIONS,
+          moderateConnections: MODERATE,
+          rounds: ROUNDS,
+          kbEntries: KB_ENTRIES,
+          seedTickets: SEED_TICKETS,
+          scaleRows: SCALE_ROWS,
+          kbSizes: KB_SIZES,
+          digestTickets: DIGEST_TICKETS,
+          soakRate: SOAK_RATE,
+          logLevel: LOG_LEVEL,
+          sections: [...SECTIONS],
+        },
+        targets,
+        modes: reports,
+      },
+      null,
+      2,
+    ),
+  );
+  const rows: ChartRow[] = reports.flatMap((r) => {
+    const names = [
+      ...new Set(
+        r.runs.filter((x) => !x.name.startsWith('soak')).map((x) => `${x.name}|${x.connections}`),
+      ),
+    ];
+    return names.map((id) => {
+      const [name, conns] = id.split('|');
+      const same = r.runs.filter((x) => x.name === name && String(x.connections) === conns);
+      return {
+        label: `${r.mode}: ${name} (${conns}c)`,
+        rps: median(same.map((x) => x.rps)),
+        p50: median(same.map((x) => x.p50)),
+        p99: median(same.map((x) => x.p99)),
+      };
+    });
+  });
+  writeFileSync(
+    out.replace(/\.json$/, '.svg'),
+    renderChart(
+      `Support Agent API benchmark ${stamp}`,
+      `${machine.cores} cores ${machine.cpu}, load ${loadStart.map((l) => l.toFixed(2)).join(' ')}; medians over rounds`,
+      rows,
+    ),
+  );
+  log(`report: ${out} (+ .svg)${profileDir ? `; CPU profiles in ${profileDir}` : ''}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
