@@ -13,6 +13,7 @@
 // - no process crashed, and no secret appears in any log.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ import {
   type NatsHandle,
   type RedisHandle,
 } from '../support/backends.js';
+import { httpRequest } from '../support/http-raw.js';
 import { queryRows, waitForConsumer } from '../support/pipeline.js';
 import { leakedSecrets } from '../support/secrets.js';
 import { ALL_SCOPES, Stack, waitFor } from '../support/stack.js';
@@ -114,8 +116,55 @@ after(async () => {
 
 interface FaultRecord {
   name: string;
+  /** Until every operation succeeded again after the repair. */
   resumeMs: number;
+  /** Until a ticket created after the repair was counted by the digest (events flow again). */
+  eventsMs: number;
   unavailable: number;
+}
+
+/**
+ * Creates a ticket (retrying its key) and waits until the digest has counted it: the whole
+ * event path tickets → outbox → NATS → digest works again. Returns the milliseconds taken.
+ */
+async function eventProbe(): Promise<number> {
+  const t0 = Date.now();
+  const idempotencyKey = `event-probe-${randomBytes(6).toString('hex')}`;
+  let id: number | undefined;
+  while (id === undefined) {
+    const o = await httpRequest(
+      stack.baseUrl(gatewayDown[1] ? 0 : 1),
+      'POST',
+      '/api/v1/agent/tickets',
+      {
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'idempotency-key': idempotencyKey,
+        },
+        body: JSON.stringify({ content: `event probe ${idempotencyKey}` }),
+        timeoutMs: CLIENT_TIMEOUT_MS,
+      },
+    );
+    if (o.kind === 'response' && o.status === 201) id = o.json.ticket_id as number;
+    else if (Date.now() - t0 > RESUME_WITHIN_MS) throw new Error('event probe: no 201');
+    else await sleep(100);
+  }
+  load.creates.set(idempotencyKey, id);
+  await waitFor(
+    async () =>
+      (
+        await queryRows(
+          mysql.url,
+          'SELECT 1 FROM digest_tickets WHERE org_id = ? AND ticket_id = ?',
+          [ORG, id],
+        )
+      ).length > 0,
+    RESUME_WITHIN_MS,
+    () => `the digest has not counted ticket ${id} ${RESUME_WITHIN_MS} ms after recovery`,
+    100,
+  );
+  return Date.now() - t0;
 }
 
 /** Every operation through either gateway until each one succeeds; returns the slowest. */
@@ -139,13 +188,13 @@ async function inject(
   await sleep(downMs);
   load.phase = `${name}: recovering`;
   await repair();
-  const resumeMs = await probeAll();
+  const [resumeMs, eventsMs] = await Promise.all([probeAll(), eventProbe()]);
   load.phase = `${name}: after`;
   await sleep(1_000);
   for (const p of [...stack.upstreams.values(), ...stack.gateways]) {
     assert.ok(p.running, `${p.name} is not running after ${name}:\n${p.logs().slice(-3000)}`);
   }
-  return { name, resumeMs, unavailable: load.unavailable - before };
+  return { name, resumeMs, eventsMs, unavailable: load.unavailable - before };
 }
 
 function killService(name: string, downMs = DOWN_MS) {
@@ -245,7 +294,10 @@ test('when services and backends are killed, restarted and frozen under load, th
   await load.stop();
 
   for (const f of faults) {
-    console.log(`  ${f.name}: 503s ${f.unavailable}, all operations back after ${f.resumeMs} ms`);
+    console.log(
+      `  ${f.name}: 503s ${f.unavailable}, all operations back after ${f.resumeMs} ms, ` +
+        `events flowing after ${f.eventsMs} ms`,
+    );
   }
   assert.deepEqual(
     groupViolations(load),
@@ -254,7 +306,10 @@ test('when services and backends are killed, restarted and frozen under load, th
   );
   assert.equal(load.lost, 0, 'requests lost');
   assert.equal(load.duplicates, 0, 'idempotency keys answered with two ticket ids');
-  for (const f of faults) assert.ok(f.resumeMs <= RESUME_WITHIN_MS, `${f.name}: ${f.resumeMs} ms`);
+  for (const f of faults) {
+    assert.ok(f.resumeMs <= RESUME_WITHIN_MS, `${f.name}: operations back after ${f.resumeMs} ms`);
+    assert.ok(f.eventsMs <= RESUME_WITHIN_MS, `${f.name}: events back after ${f.eventsMs} ms`);
+  }
 
   // Every key that got a 201 has exactly one ticket, the one it was told; nothing else exists.
   const rows = await queryRows<{ idempotency_key: string; n: number; id: number }>(
@@ -331,6 +386,7 @@ test('when services and backends are killed, restarted and frozen under load, th
       `requests lost ${load.lost}, duplicates ${load.duplicates}, 503s ${load.unavailable}, ` +
       `refused by killed gateway (retried) ${load.refusedByKilledGateway}, tickets ${tickets}, ` +
       `deflections ${ledger!.used}/${DEFLECTION_LIMIT}, slowest recovery ` +
-      `${Math.max(...faults.map((f) => f.resumeMs))} ms, ${seconds} s`,
+      `${Math.max(...faults.map((f) => f.resumeMs))} ms (events ` +
+      `${Math.max(...faults.map((f) => f.eventsMs))} ms), ${seconds} s`,
   );
 });

@@ -25,7 +25,7 @@ const MARKERS = ['zephyrine', 'quillwort', 'marrowfat', 'obsidiax'];
 const ORGS = MARKERS.map((_, i) => `iso-${i}`);
 const N = ORGS.length;
 const TOPICS = ['password', 'export', 'invoice', 'webhook', 'reset', 'csv', 'billing'];
-const RUNS = 300;
+const RUNS = 400;
 const STATUSES = ['open', 'in_progress', 'resolved', 'closed', 'duplicate'];
 
 let dir: string;
