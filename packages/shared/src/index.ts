@@ -8,3 +8,4 @@ export * from './journal.js';
 export * from './mysql.js';
 export * from './metrics.js';
 export * from './trace-context.js';
+export * from './dir-lock.js';

@@ -10,9 +10,14 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
-import { redactUrl, traceHeadersOf, withConsumerSpan, type Logger } from '@support-agent/shared';
+import {
+  redactUrl,
+  traceHeadersOf,
+  withConsumerSpan,
+  type Logger,
+  sleepUnlessAborted,
+} from '@support-agent/shared';
 import type { Disposition, EventDelivery, TicketEventSource } from '../domain/ports.js';
-import { sleepUnlessAborted } from './sleep.js';
 
 export const STREAM = 'TICKETS';
 export const STREAM_SUBJECTS = ['tickets.>'];

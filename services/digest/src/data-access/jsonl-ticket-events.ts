@@ -1,3 +1,4 @@
+import { sleepUnlessAborted } from '@support-agent/shared';
 import {
   closeSync,
   existsSync,
@@ -14,7 +15,6 @@ import {
 import { dirname } from 'node:path';
 import type { Logger } from '@support-agent/shared';
 import type { DeliveryHandler, TicketEventSource } from '../domain/ports.js';
-import { sleepUnlessAborted } from './sleep.js';
 
 const READ_CHUNK = 1 << 20;
 const OFFSET_EVERY = 100;

@@ -8,10 +8,15 @@ import {
   type JsMsg,
   type NatsConnection,
 } from 'nats';
-import { redactUrl, traceHeadersOf, withConsumerSpan, type Logger } from '@support-agent/shared';
+import {
+  redactUrl,
+  traceHeadersOf,
+  withConsumerSpan,
+  type Logger,
+  sleepUnlessAborted,
+} from '@support-agent/shared';
 import type { DeliveryHandler, Disposition, TicketEventSource } from '../domain/ports.js';
 import { ensureTicketsStream, FILTER_SUBJECT, isNotFound, STREAM_NAME } from './nats-stream.js';
-import { sleepUnlessAborted } from './sleep.js';
 
 export const DEFAULT_CONSUMER = 'digest-aggregator';
 

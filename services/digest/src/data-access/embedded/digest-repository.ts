@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { JsonlJournal, type Logger } from '@support-agent/shared';
+import { JsonlJournal, type Logger, lockDirectory } from '@support-agent/shared';
 import { applyTicketEvent, type TicketAggregate } from '../../domain/aggregate.js';
 import type { TicketEvent } from '../../domain/events.js';
 import type {
@@ -11,7 +11,6 @@ import type {
   WeekCount,
   WeekTicket,
 } from '../../domain/ports.js';
-import { lockDirectory } from './dir-lock.js';
 
 type StoredTicket = Omit<TicketAggregate, 'createdAt' | 'statusAt' | 'triagedAt'> & {
   createdAt: number | null;
@@ -66,7 +65,7 @@ export class EmbeddedDigestRepository implements DigestRepository {
   }
 
   static open(dir: string, logger: Logger): EmbeddedDigestRepository {
-    const release = lockDirectory(dir);
+    const release = lockDirectory(dir, 'digest');
     try {
       const repo = new EmbeddedDigestRepository(dir, release);
       const lines = repo.journal.replay((r) => repo.apply(r));

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { JsonlJournal, type Logger } from '@support-agent/shared';
+import { JsonlJournal, type Logger, lockDirectory } from '@support-agent/shared';
 import { toOutboxMessage, type OutboxMessage, type TicketEvent } from '../../domain/events.js';
 import type {
   InsertOutcome,
@@ -13,7 +13,6 @@ import type {
   UpdateOutcome,
 } from '../../domain/ports.js';
 import type { Ticket, TicketDraft } from '../../domain/ticket.js';
-import { lockDirectory } from './dir-lock.js';
 import { SortedTicketIndex } from './sorted-index.js';
 
 interface StoredTicket extends Omit<Ticket, 'createdAt' | 'updatedAt'> {
@@ -61,7 +60,7 @@ export class EmbeddedTicketRepository implements TicketRepository {
   }
 
   static open(dir: string, logger: Logger): EmbeddedTicketRepository {
-    const release = lockDirectory(dir);
+    const release = lockDirectory(dir, 'tickets');
     try {
       const repo = new EmbeddedTicketRepository(dir, release);
       let written = 0;

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const heldHere = new Set<string>();
@@ -16,7 +16,7 @@ function isAlive(pid: number): boolean {
  * Takes `<dir>/LOCK` so two processes never append to the same journal. A lock
  * left by a process that died is taken over; returns the release function.
  */
-export function lockDirectory(dir: string): () => void {
+export function lockDirectory(dir: string, owner = 'service'): () => void {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, 'LOCK');
   if (heldHere.has(path)) throw new Error(`${dir} is already open in this process`);
@@ -35,10 +35,10 @@ export function lockDirectory(dir: string): () => void {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = Number.parseInt(readFileSync(path, 'utf8'), 10);
+      const holder = Number.parseInt(readFileSync(path, 'utf8'), 10);
       // Our own pid here means a previous incarnation (containers are always pid 1).
-      if (Number.isInteger(owner) && owner !== process.pid && isAlive(owner)) {
-        throw new Error(`${dir} is in use by process ${owner}; one digest process per DATA_DIR`);
+      if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+        throw new Error(`${dir} is in use by process ${holder}; one ${owner} process per DATA_DIR`);
       }
       rmSync(path, { force: true });
     }
