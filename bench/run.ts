@@ -6,7 +6,7 @@
 // calls that bypass the gateway), the data-scale runs and a soak. Writes
 // bench/results/<timestamp>.json and .svg. Bounded in requests and time; loopback only.
 //
-//   npm run bench                                   everything, both modes (≈ 30 min)
+//   npm run bench                                   everything, both modes (≈ 40 min)
 //   BENCH_MODE=real BENCH_SECONDS=3 BENCH_SCALE_ROWS=20000 BENCH_KB_SIZES=1000,10000 \
 //     BENCH_DIGEST_TICKETS=5000 BENCH_SOAK_SECONDS=20 npm run bench        quick check
 //
@@ -15,11 +15,10 @@
 // latency comparisons (4), BENCH_ROUNDS alternating rounds of each ratio pair (3),
 // BENCH_MAX_REQUESTS per run (200000), BENCH_KB_ENTRIES (1000), BENCH_SEED_TICKETS (1000),
 // BENCH_SCALE_ROWS (1000000), BENCH_KB_SIZES (1000,10000,100000), BENCH_DIGEST_TICKETS
-// (100000), BENCH_SOAK_SECONDS (600 real, 60 embedded), BENCH_SOAK_RATE req/s (200),
+// (100000), BENCH_SOAK_SECONDS (600 real, 180 embedded), BENCH_SOAK_RATE req/s (200),
 // BENCH_SECTIONS (ops,list-scale,search-scale,digest-scale,soak), BENCH_LOG_LEVEL (info),
-// BENCH_CPU_PROF=1 (every service runs under the V8 CPU profiler, see lib/cpu-profile-preload.mjs;
-// profiles next to the report; read
-// them with `npx tsx bench/profile-top.ts <file>`).
+// BENCH_CPU_PROF=1 (every service runs under the V8 CPU profiler, lib/cpu-profile-preload.mjs;
+// profiles land next to the report; read them with `npx tsx bench/profile-top.ts <file>`).
 import type autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -67,7 +66,7 @@ const LOAD: LoadSettings = {
   maxRequests: num('BENCH_MAX_REQUESTS', 200_000),
   warmupSeconds: num('BENCH_WARMUP_SECONDS', 2),
 };
-const soakSeconds = (mode: Mode) => num('BENCH_SOAK_SECONDS', mode === 'real' ? 600 : 60);
+const soakSeconds = (mode: Mode) => num('BENCH_SOAK_SECONDS', mode === 'real' ? 600 : 180);
 
 const SERVICE_MEMORY_LIMIT_MB = 250;
 const UNLIMITED = {
@@ -151,9 +150,6 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
       LOG_LEVEL,
       // The weekly run would build the seeded week in the middle of a measurement.
       DIGEST_SCHEDULER_ENABLED: 'false',
-      // Every service would take the same default metrics port; nothing scrapes them here.
-      METRICS_PORT: '0',
-      DIGEST_METRICS_PORT: '0',
       ...(profileDir
         ? {
             NODE_OPTIONS: `--import=${resolve('bench/lib/cpu-profile-preload.mjs')}`,
@@ -701,12 +697,13 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
       sampler.stop();
       const rss: Record<string, { earlyMb: number; endMb: number; growth: number }> = {};
       for (const [name, series] of sampler.series) {
-        // Early = median of 10–20 % of the run (after warm-up), end = median of the last 10 %.
+        // Early = median of 20–30 % of the run (past the heaps' warm-up growth), end = median
+        // of the last 10 %.
         const window = (from: number, to: number) =>
           median(
             series.filter(([t]) => t >= from * seconds && t <= to * seconds).map(([, mb]) => mb),
           );
-        const earlyMb = window(0.1, 0.2);
+        const earlyMb = window(0.2, 0.3);
         const endMb = window(0.9, 1.01);
         rss[name] = {
           earlyMb: Math.round(earlyMb * 10) / 10,
