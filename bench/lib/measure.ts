@@ -10,8 +10,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** One measured run: throughput, latency percentiles (ms), failures, peak RSS per process. */
 export interface RunResult {
   name: string;
-  /** autocannon, or the in-process closed loop (finer latency resolution). */
-  client: 'autocannon' | 'loop';
+  /**
+   * autocannon, the in-process closed loop (finer latency resolution) or the in-process open
+   * loop (a fixed arrival rate; `connections` is then the most requests in flight at once).
+   */
+  client: 'autocannon' | 'loop' | 'open';
+  /** Open loop only: the arrival rate asked for, requests/s. */
+  targetRate?: number;
   connections: number;
   seconds: number;
   requests: number;
@@ -246,6 +251,82 @@ export async function closedLoop(
   return result;
 }
 
+/**
+ * An open loop: requests start on a fixed schedule (`rate` per second, evenly spaced) whatever
+ * the ones before them are doing, as independent clients would send them, for `seconds`.
+ * This is "moderate load": the caller picks a rate well below what the path sustains, so the
+ * latencies are the path's own cost plus the queueing that rate causes, not the queue a
+ * closed loop with no think time builds on a saturated machine. Each call is timed from when
+ * it was actually started (performance.now()); the scheduler fires every millisecond, so a
+ * start is at most ≈ 1 ms late, the same for every path compared.
+ */
+export async function openLoop(
+  name: string,
+  rate: number,
+  seconds: number,
+  maxRequests: number,
+  call: (i: number) => Promise<boolean>,
+  processes: () => ProcessRef[] = () => [],
+  warmupSeconds = 1,
+): Promise<RunResult> {
+  const runFor = async (duration: number, record: number[] | undefined) => {
+    let errors = 0;
+    let inFlight = 0;
+    let peakInFlight = 0;
+    let sent = 0;
+    const total = Math.min(maxRequests, Math.round(rate * duration));
+    const pending: Promise<void>[] = [];
+    const started = performance.now();
+    const one = async (i: number) => {
+      inFlight++;
+      peakInFlight = Math.max(peakInFlight, inFlight);
+      const t = performance.now();
+      let ok = false;
+      try {
+        ok = await call(i);
+      } catch {
+        ok = false;
+      }
+      inFlight--;
+      if (ok) record?.push(performance.now() - t);
+      else errors++;
+    };
+    while (sent < total) {
+      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
+      while (sent < due) pending.push(one(sent++));
+      await sleep(1);
+    }
+    await Promise.all(pending);
+    return { errors, elapsed: (performance.now() - started) / 1000, peakInFlight };
+  };
+  if (warmupSeconds > 0) await runFor(warmupSeconds, undefined);
+  const latencies: number[] = [];
+  const sampler = new RssSampler(processes).start();
+  const cpu = new CpuMeter(processes).start();
+  const { errors, elapsed, peakInFlight } = await runFor(seconds, latencies);
+  const peakRssMb = sampler.stop();
+  latencies.sort((a, b) => a - b);
+  const result: RunResult = {
+    name,
+    client: 'open',
+    targetRate: rate,
+    connections: peakInFlight,
+    seconds: Math.round(elapsed * 100) / 100,
+    requests: latencies.length + errors,
+    rps: Math.round(latencies.length / elapsed),
+    p50: round2(percentile(latencies, 0.5)),
+    p90: round2(percentile(latencies, 0.9)),
+    p99: round2(percentile(latencies, 0.99)),
+    errors,
+    non2xx: 0,
+    peakRssMb,
+    cpuMsPerRequest: cpu.perRequest(latencies.length + errors),
+    loadavg: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+  printRun(result);
+  return result;
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
@@ -256,7 +337,7 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
 export function printRun(r: RunResult): void {
   const ms = (x: number) => String(x).padStart(7);
   console.log(
-    `  ${r.name.padEnd(40)} ${String(r.rps).padStart(6)} req/s  p50 ${ms(r.p50)}  p90 ${ms(r.p90)}  p99 ${ms(r.p99)} ms  errors ${r.errors}  (${r.requests} req, ${r.connections} conn, ${r.client}; load ${r.loadavg.join(' ')})`,
+    `  ${r.name.padEnd(40)} ${String(r.rps).padStart(6)} req/s  p50 ${ms(r.p50)}  p90 ${ms(r.p90)}  p99 ${ms(r.p99)} ms  errors ${r.errors}  (${r.requests} req, ${r.client === 'open' ? `${r.targetRate}/s open loop, ≤ ${r.connections} in flight` : `${r.connections} conn, ${r.client}`}; load ${r.loadavg.join(' ')})`,
   );
   const cpu = Object.entries(r.cpuMsPerRequest)
     .map(([name, ms]) => `${name} ${ms}`)

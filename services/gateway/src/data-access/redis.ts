@@ -13,6 +13,9 @@ export function connectRedis(url: string, logger: Logger): Redis {
     commandTimeout: 1_000,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    // Commands issued in the same tick (concurrent requests' rate-limit checks) go out in one
+    // socket write: fewer syscalls under load, no extra wait when idle.
+    enableAutoPipelining: true,
   });
   let state: 'connecting' | 'up' | 'down' = 'connecting';
   const down = (reason: string) => {

@@ -68,6 +68,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       connectTimeout: 2_000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
       connectionName: 'tickets',
+      // Concurrent creates' commands issued in the same tick share one socket write.
+      enableAutoPipelining: true,
     });
     // EVALSHA, falling back to EVAL once per connection when the script is not cached yet.
     redis.defineCommand('idemClaim', { numberOfKeys: 2, lua: CLAIM_SCRIPT });

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidRequest, type Logger } from '@support-agent/shared';
 import type { RequestHandler, Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { KeyGrant } from '../../domain/model.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -55,34 +53,49 @@ export function redactKeys(text: string): string {
   return text.replace(/(sak_live_[0-9A-Za-z]{3})[0-9A-Za-z]+/g, '$1…[redacted]');
 }
 
-/** Access log: one JSON line per request with request id and org id; probes are not logged. */
+/**
+ * Access log: one JSON line per request when its response is finished (or the client went
+ * away first), with request id, org and key id once authenticated, status and response time;
+ * probes are not logged. Written directly with the service logger instead of through
+ * pino-http, which builds a child logger for every request (≈ 5 % of the gateway's CPU per
+ * request in profiles) that nothing here uses.
+ */
 export function accessLog(logger: Logger): RequestHandler {
-  return pinoHttp({
-    logger,
-    quietReqLogger: true,
-    genReqId: (req: IncomingMessage) => req.id ?? randomUUID(),
-    customProps: (_req: IncomingMessage, res: ServerResponse) => {
-      const locals = (res as unknown as { locals?: RequestLocals }).locals;
-      const orgId = locals?.grant?.key.orgId;
-      return orgId ? { orgId, keyId: locals.grant!.key.id } : {};
-    },
-    customLogLevel: (_req, res, err) =>
-      err || res.statusCode === 500 ? 'error' : res.statusCode >= 500 ? 'warn' : 'info',
-    // Failures are logged with their cause by the error middleware; no synthetic error here.
-    customErrorObject: (_req, _res, _err, val: Record<string, unknown>) => ({
-      ...val,
-      err: undefined,
-    }),
-    customErrorMessage: (_req, res) => `request failed with status ${res.statusCode}`,
-    autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-    serializers: {
-      req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
-        id: req.id,
-        method: req.method,
-        url: redactKeys(req.url),
-        remoteAddress: req.remoteAddress,
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  }) as unknown as RequestHandler;
+  return (req, res, next) => {
+    if (req.url === '/healthz' || req.url === '/readyz') return next();
+    const startedAt = performance.now();
+    let logged = false;
+    const log = (aborted: boolean) => {
+      if (logged) return;
+      logged = true;
+      const status = res.statusCode;
+      const grant = localsOf(res).grant;
+      const line = {
+        reqId: req.id,
+        req: {
+          id: req.id,
+          method: req.method,
+          url: redactKeys(req.originalUrl),
+          remoteAddress: req.socket.remoteAddress,
+        },
+        res: { statusCode: status },
+        responseTime: Math.round(performance.now() - startedAt),
+        ...(grant ? { orgId: grant.key.orgId, keyId: grant.key.id } : {}),
+      };
+      if (aborted) logger.info(line, 'request aborted by the client');
+      else if (status === 500) logger.error(line, `request failed with status ${status}`);
+      else if (status >= 500) logger.warn(line, `request failed with status ${status}`);
+      else logger.info(line, 'request completed');
+    };
+    res.once('finish', () => log(false));
+    res.once('close', () => log(!res.writableFinished));
+    next();
+  };
+}
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request id (X-Request-Id), set by requestContext. */
+    id?: string;
+  }
 }
