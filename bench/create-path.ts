@@ -2,6 +2,8 @@
 // tickets service only (no consumers), autocannon POST /tickets with an Idempotency-Key.
 // Prints requests/s, latency and CPU ms per request of every process.
 //   npx tsx bench/create-path.ts [seconds=10] [connections=32]
+// SERVICE_NODE_OPTIONS sets the services' NODE_OPTIONS, SERVICE_ENV=K=V,K=V more of their
+// environment (memory experiments).
 // BENCH_CPU_PROF=1 writes a CPU profile per service into bench/results/profiles-create-<ts>.
 import type autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
@@ -30,6 +32,13 @@ const stack = new Stack({
   services: ['tickets'],
   env: {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
+    ...Object.fromEntries(
+      (process.env.SERVICE_ENV ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((kv) => kv.split('=') as [string, string]),
+    ),
     ...(profileDir
       ? {
           NODE_OPTIONS: `--import=${resolve('bench/lib/cpu-profile-preload.mjs')}`,
@@ -67,13 +76,15 @@ try {
       },
     ],
   };
-  for (let i = 0; i < Number(process.env.ROUNDS ?? 2); i++)
-    await autocannonRun(
+  for (let i = 0; i < Number(process.env.ROUNDS ?? 2); i++) {
+    const run = await autocannonRun(
       'create (gateway + tickets only)',
       opts,
       { seconds, connections, maxRequests: 200_000, warmupSeconds: 2 },
       processes,
     );
+    console.log(`  ${''.padEnd(40)} peak RSS MB: ${JSON.stringify(run.peakRssMb)}`);
+  }
 } finally {
   await stack.stop();
   await backends.stop();

@@ -809,8 +809,9 @@ function evaluate(r: ModeReport): Target[] {
         g99 <= d99 + 5,
       );
     }
-    const store = r.mode === 'real' ? 'MariaDB' : 'embedded journal';
-    const create = runs('create via gateway (idempotency key)')[0];
+    // The target is about MariaDB; the embedded journal's create runs are reported, not judged.
+    const store = 'MariaDB';
+    const create = r.mode === 'real' ? runs('create via gateway (idempotency key)')[0] : undefined;
     if (create) {
       add(
         `create ticket with idempotency key (${store}), full topology`,
@@ -819,7 +820,7 @@ function evaluate(r: ModeReport): Target[] {
         create.rps >= 1000 && create.errors === 0,
       );
     }
-    const alone = runs('create via gateway, consumers stopped')[0];
+    const alone = r.mode === 'real' ? runs('create via gateway, consumers stopped')[0] : undefined;
     if (alone) {
       const drain = r.setup.pipelineDrainSeconds ?? NaN;
       add(

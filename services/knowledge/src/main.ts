@@ -1,9 +1,16 @@
-import { createLogger, onShutdownSignal, runMain, serveMetrics } from '@support-agent/shared';
+import {
+  applyV8Flags,
+  createLogger,
+  onShutdownSignal,
+  runMain,
+  serveMetrics,
+} from '@support-agent/shared';
 import { loadKnowledgeConfig } from './config.js';
 import { start } from './server.js';
 
 runMain('knowledge', async () => {
   const config = loadKnowledgeConfig();
+  applyV8Flags(config.v8Flags);
   const logger = createLogger('knowledge', config.logLevel);
   const metrics = await serveMetrics(
     { port: config.metricsPort ?? 0, host: config.metricsHost ?? config.host },

@@ -1,7 +1,14 @@
 // Persistence of the embedded index: journal segments, start-up compaction into a
 // new generation, torn last lines, and the single-writer lock.
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EmbeddedIndex, type EmbeddedIndexOptions } from '../src/data-access/embedded-index.js';
@@ -134,6 +141,80 @@ describe('embedded index persistence', () => {
       await assert.rejects(wrong.init(), /64 dimensions/);
     } finally {
       dir.remove();
+    }
+  });
+
+  it('when a large organization spills its int8 vectors to a file, then search, compaction and reopening match an index that keeps them in memory', async () => {
+    const spilled = tempDir('kb-spill-');
+    const inMemory = tempDir('kb-nospill-');
+    // Quantized from 100 entries; a budget large enough that the brute-force dense pass
+    // also runs over the spilled chunks.
+    const options = { quantizeAbove: 100, exactDenseBudget: 1e9 };
+    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
+    const big = (i: number) => ({
+      id: `b${i}`,
+      question: `${words[i % 8]} ${words[(i >> 3) % 8]} widget ${i}?`,
+      answer: `Turn the ${words[(i >> 6) % 8]} dial ${i % 17} times.`,
+      tags: [],
+    });
+    const queries = [
+      'alpha bravo widget',
+      'turn the golf dial',
+      'echo hotel 7 times',
+      'widget 2048',
+    ];
+    const vectorFiles = () => readdirSync(join(spilled.path, COLLECTION, 'vectors'));
+    try {
+      const a = await open(spilled.path, options);
+      const b = await open(inMemory.path, { ...options, spillVectors: false });
+      const same = async (what: string) => {
+        for (const query of queries) {
+          const x = await searchEntries(a.deps, { orgId: 'big', query, limit: 10 });
+          const y = await searchEntries(b.deps, { orgId: 'big', query, limit: 10 });
+          assert.ok(x.length > 0, `${what}: results for ${query}`);
+          assert.deepEqual(x, y, `${what}: ${query}`);
+        }
+      };
+      for (let i = 0; i < 2500; i += 500) {
+        const batch = Array.from({ length: 500 }, (_, j) => big(i + j));
+        await upsertEntries(a.deps, 'big', batch);
+        await upsertEntries(b.deps, 'big', batch);
+      }
+      // Two full chunks of 1024 rows × 64 bytes are in the file, the third is in memory.
+      const [file] = vectorFiles();
+      assert.equal(vectorFiles().length, 1);
+      assert.equal(statSync(join(spilled.path, COLLECTION, 'vectors', file!)).size, 2 * 1024 * 64);
+      await same('after the import');
+
+      // Deleting most entries compacts the organization into a new index and spill file.
+      // Deleting 1,300 of 2,500 (more dead than live) compacts the organization into a new
+      // index of 1,200 entries: one full chunk, in a new spill file.
+      for (const [from, n] of [
+        [0, 1000],
+        [1000, 300],
+      ]) {
+        const gone = Array.from({ length: n! }, (_, j) => `b${from! + j}`);
+        await deleteEntries(a.deps, 'big', gone);
+        await deleteEntries(b.deps, 'big', gone);
+      }
+      assert.equal(await countEntries(a.deps, 'big'), 1200);
+      assert.deepEqual(vectorFiles().length, 1, 'the old spill file is removed');
+      assert.notEqual(vectorFiles()[0], file);
+      const compactedFile = join(spilled.path, COLLECTION, 'vectors', vectorFiles()[0]!);
+      assert.equal(statSync(compactedFile).size, 1024 * 64);
+      await same('after compaction');
+
+      await a.index.close();
+      assert.deepEqual(vectorFiles(), [], 'close removes the spill files');
+      const reopened = await open(spilled.path, options);
+      a.deps = reopened.deps;
+      a.index = reopened.index;
+      await same('after reopening');
+      await a.index.close();
+      await b.index.close();
+    } finally {
+      spilled.remove();
+      inMemory.remove();
     }
   });
 });

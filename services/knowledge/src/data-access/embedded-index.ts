@@ -49,7 +49,8 @@ import { compareIds, idf } from '../domain/scoring.js';
  * organization is large, int8 with a scale per vector; postings; write time and content
  * hash); the entry's text, tags and sparse vector stay in the journal, and a journal
  * line is read back (page cache) only for the few results a search returns, for
- * re-indexing and when an entry is replaced or deleted.
+ * re-indexing and when an entry is replaced or deleted. Full int8 chunks go to a spill
+ * file (VectorSpill): a large organization reads vectors only for its query's candidates.
  */
 
 /** Records per journal segment: bounds the size of each file read at start-up. */
@@ -262,6 +263,50 @@ class JournalEntry implements StoredEntry {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
+/**
+ * Where a large organization's int8 vectors go once a chunk of CHUNK_ROWS rows is full: a
+ * file of fixed-size rows (row = slot × dimensions bytes). Big organizations read dense
+ * vectors only for the ≤ 100 candidates of a query (their brute-force pass is over the
+ * exact-dense budget), one `pread` each from the page cache, so keeping them in the process
+ * only cost memory (≈ 0.5 KB per entry at 512 dimensions). The file is derived data: it is
+ * rewritten from the journal at every start (no fsync) and deleted with its index.
+ */
+class VectorSpill {
+  private fd: number | undefined;
+
+  constructor(
+    readonly path: string,
+    private readonly rowBytes: number,
+  ) {}
+
+  /** Writes `rows` (whole rows, starting at row `first`). */
+  write(first: number, rows: Int8Array): void {
+    this.fd ??= openSync(this.path, 'w+');
+    const bytes = new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength);
+    let done = 0;
+    while (done < bytes.length)
+      done += writeSync(this.fd, bytes, done, bytes.length - done, first * this.rowBytes + done);
+  }
+
+  /** Reads `into.length / rowBytes` rows starting at row `first` into `into`. */
+  read(first: number, into: Int8Array): Int8Array {
+    const bytes = new Uint8Array(into.buffer, into.byteOffset, into.byteLength);
+    let got = 0;
+    while (got < bytes.length) {
+      const n = readSync(this.fd!, bytes, got, bytes.length - got, first * this.rowBytes + got);
+      if (n === 0) throw new Error(`vector spill file ${this.path} is shorter than expected`);
+      got += n;
+    }
+    return into;
+  }
+
+  dispose(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    rmSync(this.path, { force: true });
+  }
+}
+
 /** One organization's entries: slots are append-only until the org is compacted. */
 class OrgIndex {
   size = 0;
@@ -277,8 +322,11 @@ class OrgIndex {
   refSegment = new Uint32Array(0);
   refOffset = new Float64Array(0);
   refLength = new Uint32Array(0);
-  /** Dense vectors in chunks of CHUNK_ROWS rows: float32, or int8 × scales once quantized. */
-  chunks: Array<Float32Array | Int8Array> = [];
+  /**
+   * Dense vectors in chunks of CHUNK_ROWS rows: float32, or int8 × scales once quantized;
+   * `null`: a full int8 chunk that lives in the spill file.
+   */
+  chunks: Array<Float32Array | Int8Array | null> = [];
   quantized = false;
   scales = new Float32Array(0);
   readonly slotOf = new Map<string, number>();
@@ -295,7 +343,14 @@ class OrgIndex {
     readonly quantizeAbove: number,
     /** Reads a journal line back. */
     readonly read: (ref: LineRef) => JournalRecord,
+    /** Where full int8 chunks go, if anywhere (else they stay in memory). */
+    readonly spill?: VectorSpill,
   ) {}
+
+  /** Forgets the spilled vectors (the index is being replaced or closed). */
+  dispose(): void {
+    this.spill?.dispose();
+  }
 
   /** `sparse`, when given, is the record's sparse vector already decoded. */
   put(
@@ -347,8 +402,8 @@ class OrgIndex {
   }
 
   /** Rebuilds arrays and postings from the live slots (same journal lines). */
-  compacted(): OrgIndex {
-    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.read);
+  compacted(spill?: VectorSpill): OrgIndex {
+    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.read, spill);
     fresh.ensureCapacity(this.live);
     for (let slot = 0; slot < this.size; slot++) {
       if (!this.alive[slot]) continue;
@@ -419,7 +474,15 @@ class OrgIndex {
   /** The slot's vector as float32 (a view, or a dequantized copy). */
   denseOf(slot: number): Float32Array {
     const dim = this.dimensions;
-    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)]!;
+    const stored = this.chunks[Math.floor(slot / CHUNK_ROWS)]!;
+    if (stored === null) {
+      const row = this.spill!.read(slot, new Int8Array(dim));
+      const out = new Float32Array(dim);
+      const scale = this.scales[slot]!;
+      for (let j = 0; j < dim; j++) out[j] = row[j]! * scale;
+      return out;
+    }
+    const chunk = stored;
     const off = (slot % CHUNK_ROWS) * dim;
     if (chunk instanceof Float32Array) return chunk.subarray(off, off + dim);
     const out = new Float32Array(dim);
@@ -458,7 +521,14 @@ class OrgIndex {
 
   private writeDense(slot: number, v: Float32Array): void {
     const dim = this.dimensions;
-    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)]!;
+    const c = Math.floor(slot / CHUNK_ROWS);
+    // Chunks are allocated as slots reach them, never ahead (capacity grows by up to 2×).
+    if (c === this.chunks.length) {
+      const rows = CHUNK_ROWS * dim;
+      this.chunks.push(this.quantized ? new Int8Array(rows) : new Float32Array(rows));
+    }
+    const chunk = this.chunks[c];
+    if (!chunk) throw new Error(`dense chunk of slot ${slot} is already spilled`);
     const off = (slot % CHUNK_ROWS) * dim;
     if (chunk instanceof Float32Array) {
       chunk.set(v, off);
@@ -471,6 +541,23 @@ class OrgIndex {
     if (scale === 0) chunk.fill(0, off, off + dim);
     else for (let j = 0; j < dim; j++) chunk[off + j] = Math.round(v[j]! / scale);
     this.scales[slot] = scale;
+    // Slots are only ever appended: once a chunk's last row is written, it is final.
+    if (slot % CHUNK_ROWS === CHUNK_ROWS - 1) this.spillChunk(Math.floor(slot / CHUNK_ROWS));
+  }
+
+  /** Moves a full int8 chunk to the spill file, if there is one. */
+  private spillChunk(c: number): void {
+    const chunk = this.chunks[c];
+    if (!this.spill || !(chunk instanceof Int8Array)) return;
+    this.spill.write(c * CHUNK_ROWS, chunk);
+    this.chunks[c] = null;
+  }
+
+  /** The int8 rows of chunk `c` (read into `buffer` when spilled). */
+  int8Chunk(c: number, buffer: () => Int8Array): Int8Array {
+    const chunk = this.chunks[c];
+    if (chunk === null) return this.spill!.read(c * CHUNK_ROWS, buffer());
+    return chunk as Int8Array;
   }
 
   /** Switches dense storage to int8 (once, when the organization grows past quantizeAbove). */
@@ -484,6 +571,8 @@ class OrgIndex {
       const chunk = floats[Math.floor(slot / CHUNK_ROWS)] as Float32Array;
       this.writeDense(slot, chunk.subarray(off, off + this.dimensions));
     }
+    // Full chunks whose last row is a dead slot were not spilled by writeDense.
+    for (let c = 0; (c + 1) * CHUNK_ROWS <= this.size - 1; c++) this.spillChunk(c);
   }
 
   private kill(slot: number): void {
@@ -506,10 +595,6 @@ class OrgIndex {
     // Doubling while small, then by a quarter: a big organization wastes little on headroom.
     const grown = this.capacity < 65_536 ? this.capacity * 2 : Math.ceil(this.capacity * 1.25);
     const capacity = Math.max(n, grown, 64);
-    while (this.chunks.length * CHUNK_ROWS < capacity) {
-      const rows = CHUNK_ROWS * this.dimensions;
-      this.chunks.push(this.quantized ? new Int8Array(rows) : new Float32Array(rows));
-    }
     this.alive = grow(this.alive, new Uint8Array(capacity));
     this.updatedAt = grow(this.updatedAt, new Float64Array(capacity));
     this.hashes = grow(this.hashes, new Uint8Array(capacity * 32));
@@ -624,6 +709,11 @@ export interface EmbeddedIndexOptions {
   exactDenseBudget?: number;
   /** Live entries of an organization above which its dense vectors are int8 (default 8,192). */
   quantizeAbove?: number;
+  /**
+   * Keep the full chunks of int8 vectors in a spill file under the collection directory
+   * instead of in process memory (default true; read-only opens never spill).
+   */
+  spillVectors?: boolean;
   /** Records per journal segment file (default 16,384). */
   segmentRecords?: number;
   /** Compact at start-up when records exceed 2 × live entries + this (default 10,000). */
@@ -667,7 +757,11 @@ export class EmbeddedIndex implements KnowledgeIndex {
     }
 
     if (!this.options.readOnly) this.lock();
-    this.orgs.clear();
+    this.disposeOrgs();
+    if (this.spills()) {
+      rmSync(this.spillDir(), { recursive: true, force: true });
+      mkdirSync(this.spillDir(), { recursive: true });
+    }
     this.generation = readGeneration(this.dir);
     this.segments?.close();
     const segments = new Segments(this.generationDir(), this.options.readOnly === true);
@@ -691,8 +785,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
         );
     }
     const last = numbers[numbers.length - 1] ?? 0;
-    for (const [orgId, org] of this.orgs)
-      if (org.needsCompaction()) this.orgs.set(orgId, org.compacted());
+    for (const [orgId, org] of this.orgs) if (org.needsCompaction()) this.compactOrg(orgId, org);
 
     const live = this.liveCount();
     const slack = this.options.compactionSlack ?? 10_000;
@@ -809,6 +902,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
   async close(): Promise<void> {
     this.segments?.close();
     this.segments = undefined;
+    this.disposeOrgs();
     this.unlock();
     this.initialized = false;
   }
@@ -886,8 +980,10 @@ export class EmbeddedIndex implements KnowledgeIndex {
     }
     const top = new TopK(k);
     const { alive, scales, quantized } = org;
+    let buffer: Int8Array | undefined;
+    const spillBuffer = () => (buffer ??= new Int8Array(CHUNK_ROWS * dim));
     for (let c = 0; c < org.chunks.length; c++) {
-      const rows = org.chunks[c]!;
+      const rows = org.chunks[c] ?? org.int8Chunk(c, spillBuffer);
       const first = c * CHUNK_ROWS;
       const last = Math.min(org.size, first + CHUNK_ROWS);
       for (let slot = first, off = 0; slot < last; slot++, off += dim) {
@@ -918,7 +1014,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       if (!org) return 0;
       let n = 0;
       for (const id of record.ids) if (org.remove(id)) n++;
-      if (org.needsCompaction()) this.orgs.set(record.o, org.compacted());
+      if (org.needsCompaction()) this.compactOrg(record.o, org);
       return n;
     }
     if (!org) {
@@ -927,6 +1023,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
         this.options.dimensions,
         this.options.quantizeAbove ?? DEFAULT_QUANTIZE_ABOVE,
         (r) => segments.read(r),
+        this.newSpill(),
       );
       this.orgs.set(record.o, org);
     }
@@ -935,7 +1032,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       throw new Error(`embedded index ${this.collection}: record of ${vector.length} dimensions`);
     }
     const outcome = org.put(record, ref, vector, sparse);
-    if (org.needsCompaction()) this.orgs.set(record.o, org.compacted());
+    if (org.needsCompaction()) this.compactOrg(record.o, org);
     return outcome;
   }
 
@@ -965,7 +1062,12 @@ export class EmbeddedIndex implements KnowledgeIndex {
     const segmentRecords = this.options.segmentRecords ?? SEGMENT_RECORDS;
     const rebuilt = new Map<string, OrgIndex>();
     for (const [orgId, org] of this.orgs) {
-      const next = new OrgIndex(org.dimensions, org.quantizeAbove, (r) => fresh.read(r));
+      const next = new OrgIndex(
+        org.dimensions,
+        org.quantizeAbove,
+        (r) => fresh.read(r),
+        this.newSpill(),
+      );
       next.ensureCapacity(org.live);
       const ids = org.ids_();
       for (let i = 0; i < ids.length; i += 1024) {
@@ -979,6 +1081,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
     }
     old.close();
     this.segments = fresh;
+    this.disposeOrgs();
     this.orgs = rebuilt;
     writeFileAtomic(join(this.dir, 'CURRENT'), `${generationName(this.generation)}\n`);
     rmSync(oldDir, { recursive: true, force: true });
@@ -986,6 +1089,36 @@ export class EmbeddedIndex implements KnowledgeIndex {
       { collection: this.collection, records, live },
       'embedded index journal compacted',
     );
+  }
+
+  private spills(): boolean {
+    return this.options.spillVectors !== false && this.options.readOnly !== true;
+  }
+
+  private spillDir(): string {
+    return join(this.dir, 'vectors');
+  }
+
+  private spillSerial = 0;
+
+  /** A spill file for a new organization index (none when spilling is off). */
+  private newSpill(): VectorSpill | undefined {
+    if (!this.spills()) return undefined;
+    return new VectorSpill(
+      join(this.spillDir(), `${++this.spillSerial}.i8`),
+      this.options.dimensions,
+    );
+  }
+
+  /** Replaces an organization's index by its compacted copy. */
+  private compactOrg(orgId: string, org: OrgIndex): void {
+    this.orgs.set(orgId, org.compacted(this.newSpill()));
+    org.dispose();
+  }
+
+  private disposeOrgs(): void {
+    for (const org of this.orgs.values()) org.dispose();
+    this.orgs.clear();
   }
 
   private generationDir(): string {
