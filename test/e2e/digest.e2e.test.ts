@@ -287,25 +287,32 @@ test('when the digest process is killed mid-stream and restarted, then every tic
   const org = 'dg-restart';
   await stack.orgWithKey(org);
   const now = new Date();
-  const events = Array.from({ length: 300 }, (_, i) =>
+  // Enough events that the digest (batched pulls, two workers) is still busy when killed.
+  const total = 1200;
+  const events = Array.from({ length: total }, (_, i) =>
     createdEnvelope(org, 1_000_000 + i, `Bulk question ${i % 7}: how do I rotate API keys?`, now),
   );
-  await publishEvents(nats.url, events.slice(0, 150));
-  const publishing = publishEvents(nats.url, events.slice(150));
-  await new Promise((r) => setTimeout(r, 100));
-  const backlogAtKill = await consumerBacklog(nats.url, CONSUMER);
+  await publishEvents(nats.url, events.slice(0, total / 2));
+  const publishing = publishEvents(nats.url, events.slice(total / 2));
+  // Kill as soon as a good part of the stream is unsettled (pending or in the digest's hands).
+  let backlogAtKill = 0;
+  for (const until = Date.now() + 10_000; Date.now() < until;) {
+    backlogAtKill = (await consumerBacklog(nats.url, CONSUMER)) ?? 0;
+    if (backlogAtKill >= 50) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
   await stack.service('digest').stop('SIGKILL');
   t.diagnostic(`digest killed with ${backlogAtKill} events unsettled`);
   await publishing;
   stack.service('digest').start();
   await stack.waitForService('digest');
-  await waitForDigestToCatchUp(org, 300);
+  await waitForDigestToCatchUp(org, total);
   // A graceful restart in the middle of nothing changes nothing either.
   await stack.restartService('digest');
   await waitForConsumer(nats.url, CONSUMER);
-  assert.equal(await countedTickets(org), 300);
-  assert.equal((await build(org)).ticket_count, 300);
-  assert.ok((backlogAtKill ?? 0) > 0, 'the kill came while events were still unsettled');
+  assert.equal(await countedTickets(org), total);
+  assert.equal((await build(org)).ticket_count, total);
+  assert.ok(backlogAtKill > 0, 'the kill came while events were still unsettled');
 });
 
 test('when a malformed event is on the stream, then the digest drops it once and its backlog drains', async () => {

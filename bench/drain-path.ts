@@ -1,0 +1,138 @@
+// A focused experiment on the event pipeline: MariaDB, Redis, NATS and the services tickets,
+// knowledge, answers and digest. The consumers (answers' triage, digest) are stopped while
+// TICKETS tickets are created through the gateway, then started again: the time until both
+// durable consumers have worked the backlog off is the pipeline's drain rate.
+// Prints tickets/s drained and CPU ms per ticket of every process.
+//   npx tsx bench/drain-path.ts [tickets=5000] [rounds=2]
+// SERVICE_ENV='TRIAGE_CONCURRENCY=8 DIGEST_CONSUMER_CONCURRENCY=4' passes settings to the services.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type JetStreamManager } from 'nats';
+import { ensureBackendPackages, startBackends } from '../test/support/backends.js';
+import { ALL_SCOPES, Stack } from '../test/support/stack.js';
+import { CpuMeter, closedLoop, httpCaller, type ProcessRef } from './lib/measure.js';
+import { ticketTexts } from './lib/seed.js';
+import { entry, queryFor } from './synthetic-kb.js';
+
+const TICKETS = Number(process.argv[2] ?? 5000);
+const ROUNDS = Number(process.argv[3] ?? 2);
+const KB_ENTRIES = 1000;
+const CONSUMERS = ['answers', 'digest'];
+const DURABLES = ['answers-triage', 'digest-aggregator'];
+
+const serviceEnv = Object.fromEntries(
+  (process.env.SERVICE_ENV ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
+
+await ensureBackendPackages();
+const dir = mkdtempSync(join(tmpdir(), 'drain-path-'));
+const backends = await startBackends(dir);
+const stack = new Stack({
+  dir,
+  mysqlUrl: backends.mysql.url,
+  redisUrl: backends.redis.url,
+  natsUrl: backends.nats.url,
+  services: ['tickets', 'knowledge', 'answers', 'digest'],
+  env: { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...serviceEnv },
+});
+const nc = await connect({ servers: backends.nats.url });
+try {
+  await stack.start();
+  const key = await stack.orgWithKey('bench', ALL_SCOPES, {
+    rate_limit_per_key_per_min: 1_000_000,
+    rate_limit_per_org_per_min: 10_000_000,
+    deflection_monthly_limit: 2_000_000_000,
+  });
+  const entries = Array.from({ length: KB_ENTRIES }, (_, i) => entry(i));
+  await stack.admin('POST', '/admin/v1/orgs/bench/kb/entries', entries);
+  // Half the tickets paraphrase a KB question (answered, a deflection counted), half do not.
+  const others = ticketTexts(TICKETS);
+  const texts = Array.from({ length: TICKETS }, (_, i) =>
+    i % 2 === 0 ? queryFor(entries[(i * 7919) % KB_ENTRIES]!.question) : others[i]!,
+  );
+  const jsm = await nc.jetstreamManager();
+  const processes = (): ProcessRef[] => [
+    ...stack.gateways.map((g) => ({ name: 'gateway', pid: g.pid })),
+    ...[...stack.upstreams.values()].map((p) => ({ name: p.name, pid: p.pid })),
+    { name: 'mariadb', pid: backends.mysql.pid },
+    { name: 'redis', pid: backends.redis.pid },
+    { name: 'nats', pid: backends.nats.pid },
+  ];
+  const http = httpCaller(stack.baseUrl(), 32);
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+
+  for (let round = 1; round <= ROUNDS; round++) {
+    await Promise.all(CONSUMERS.map((n) => stack.service(n).stop()));
+    await closedLoop(
+      `create ${TICKETS} tickets (consumers stopped)`,
+      32,
+      600,
+      TICKETS,
+      (i) =>
+        http.request(
+          'POST',
+          '/api/v1/agent/tickets',
+          { ...headers, 'idempotency-key': randomUUID() },
+          JSON.stringify({ content: texts[i % texts.length] }),
+        ),
+      () => [],
+      0,
+    );
+    // Every created event must be in the stream before the clock starts (the relay is async).
+    await waitFor(async () => (await subjectCount(jsm, 'tickets.created')) >= TICKETS * round);
+    const triagedBefore = await subjectCount(jsm, 'tickets.triaged');
+
+    const cpu = new CpuMeter(processes);
+    const started = Date.now();
+    for (const n of CONSUMERS) stack.service(n).start();
+    cpu.start(); // the consumers' pids exist from here; their start-up counts
+    await Promise.all(CONSUMERS.map((n) => stack.waitForService(n)));
+    // Drained: every ticket triaged, and both consumers have nothing pending or unacknowledged.
+    await waitFor(
+      async () =>
+        (await subjectCount(jsm, 'tickets.triaged')) - triagedBefore >= TICKETS &&
+        (await backlog(jsm)) === 0,
+    );
+    const seconds = (Date.now() - started) / 1000;
+    const perTicket = Object.entries(cpu.perRequest(TICKETS))
+      .map(([name, ms]) => `${name} ${ms}`)
+      .join(', ');
+    console.log(
+      `round ${round}: drained ${TICKETS} tickets in ${seconds.toFixed(1)} s = ${Math.round(TICKETS / seconds)} tickets/s`,
+    );
+    console.log(`  CPU ms/ticket: ${perTicket}`);
+  }
+  http.close();
+} finally {
+  await nc.close();
+  await stack.stop();
+  await backends.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function subjectCount(jsm: JetStreamManager, subject: string): Promise<number> {
+  const info = await jsm.streams.info('TICKETS', { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
+}
+
+async function backlog(jsm: JetStreamManager): Promise<number> {
+  let total = 0;
+  for (const name of DURABLES) {
+    const info = await jsm.consumers.info('TICKETS', name);
+    total += info.num_pending + info.num_ack_pending;
+  }
+  return total;
+}
+
+async function waitFor(done: () => Promise<boolean>, timeoutMs = 900_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await done().catch(() => false))) {
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
