@@ -53,8 +53,6 @@ export const configSchema = z
     GRPC_DEADLINE_MS: int(100, 120_000, 5_000),
     /** Ticket events triaged at the same time. */
     TRIAGE_CONCURRENCY: int(1, 64, 4),
-    /** Most ticket events one triage worker takes from JetStream in one pull (1 = one by one). */
-    TRIAGE_BATCH: int(1, 256, 16),
     /** JetStream redelivers an event not acknowledged within this (progress is signalled while an LLM works). */
     TRIAGE_ACK_WAIT_MS: int(1_000, 3_600_000, 30_000),
     /** Replicas of the TICKETS stream if this service is the one creating it (3 on a NATS cluster). */

@@ -167,7 +167,6 @@ function openEventSource(config: AnswersConfig, logger: Logger): TicketEventSour
   if (config.NATS_URL) {
     return new JetStreamTicketEvents(config.NATS_URL, logger, {
       concurrency: config.TRIAGE_CONCURRENCY,
-      batchSize: config.TRIAGE_BATCH,
       replicas: config.NATS_STREAM_REPLICAS,
       ackWaitMs: config.TRIAGE_ACK_WAIT_MS,
     });

@@ -82,10 +82,8 @@ export const configSchema = z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only')
       .default('digest-aggregator'),
-    /** Batches of events applied at the same time (each in its own transaction; order-tolerant). */
-    DIGEST_CONSUMER_CONCURRENCY: int(1, 32, 2),
-    /** Most events taken in one pull and applied in one transaction (1 = one by one). */
-    DIGEST_CONSUMER_BATCH: int(1, 256, 64),
+    /** Events applied at the same time. */
+    DIGEST_CONSUMER_CONCURRENCY: int(1, 32, 1),
     /** JetStream redelivers an event not acknowledged within this. */
     DIGEST_ACK_WAIT_MS: int(1_000, 3_600_000, 30_000),
     /** How long one pull waits for an event (and the longest stop() waits for an idle pull). */

@@ -186,7 +186,6 @@ function openEventSource(config: DigestConfig, logger: Logger): TicketEventSourc
     return new JetStreamTicketEvents(config.NATS_URL, logger, {
       consumerName: config.DIGEST_CONSUMER_NAME,
       concurrency: config.DIGEST_CONSUMER_CONCURRENCY,
-      batchSize: config.DIGEST_CONSUMER_BATCH,
       replicas: config.NATS_STREAM_REPLICAS,
       ackWaitMs: config.DIGEST_ACK_WAIT_MS,
       pullExpiresMs: config.DIGEST_PULL_EXPIRES_MS,

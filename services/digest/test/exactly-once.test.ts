@@ -46,9 +46,6 @@ describe('exactly-once aggregation', () => {
       NATS_URL: natsUrl,
       DIGEST_CONSUMER_NAME: newConsumerName(),
       DIGEST_EMBEDDINGS: 'lexical',
-      // Small batches, one at a time: the restart below must land mid-stream, between batches.
-      DIGEST_CONSUMER_BATCH: '4',
-      DIGEST_CONSUMER_CONCURRENCY: '1',
     };
   });
 

@@ -25,10 +25,8 @@ export const TRIAGE_CONSUMER = 'answers-triage';
 export const TRIAGE_SUBJECT = 'tickets.created';
 
 export interface JetStreamSourceOptions {
-  /** Deliveries handled at the same time (one worker each). */
+  /** Deliveries handled at the same time (one pull each). */
   concurrency: number;
-  /** Most events one worker takes in one pull; it triages them one after the other. */
-  batchSize?: number;
   /** Replicas of the stream if this service ends up creating it. */
   replicas: number;
   ackWaitMs?: number;
@@ -45,10 +43,9 @@ const RECONNECT_MAX_MS = 5_000;
 /**
  * Ticket events from JetStream: the durable pull consumer `answers-triage` on
  * stream TICKETS (filter `tickets.created`, explicit ack, ack wait 30 s). Each of
- * `concurrency` workers takes what is waiting, up to `batchSize` messages, in one
- * pull (or else waits for the next one), handles them one after the other while
- * signalling progress for all it holds (so a slow LLM never causes a redelivery),
- * and acks, naks with a delay, or terminates each. Only NATS 2.9 features are used.
+ * `concurrency` workers pulls one message at a time, signals progress while it
+ * is handled (so a slow LLM never causes a redelivery), then acks, naks with a
+ * delay, or terminates it. Only NATS 2.9 features are used.
  */
 export class JetStreamTicketEvents implements TicketEventSource {
   private nc: NatsConnection | undefined;
@@ -220,9 +217,9 @@ export class JetStreamTicketEvents implements TicketEventSource {
   private async work(handle: (delivery: EventDelivery) => Promise<Disposition>): Promise<void> {
     let failures = 0;
     while (!this.stopping) {
-      let msgs: JsMsg[];
+      let msg: JsMsg | null;
       try {
-        msgs = await this.pull();
+        msg = await this.consumer!.next({ expires: this.options.pullExpiresMs ?? 2_000 });
         failures = 0;
       } catch (err) {
         failures++;
@@ -237,60 +234,12 @@ export class JetStreamTicketEvents implements TicketEventSource {
         }
         continue;
       }
-      await this.deliverAll(msgs, handle);
-    }
-  }
-
-  /**
-   * The messages waiting, up to batchSize, without waiting (no_wait); when there are none,
-   * one pull that waits for the next message (and reports a missing consumer).
-   */
-  private async pull(): Promise<JsMsg[]> {
-    const waiting = await this.fetchWaiting();
-    if (waiting.length > 0) return waiting;
-    const msg = await this.consumer!.next({ expires: this.options.pullExpiresMs ?? 2_000 });
-    return msg ? [msg] : [];
-  }
-
-  private async fetchWaiting(): Promise<JsMsg[]> {
-    const batch = this.options.batchSize ?? 1;
-    if (batch <= 1 || !this.nc || this.nc.isClosed()) return [];
-    const msgs: JsMsg[] = [];
-    const pulled = this.nc.jetstream().fetch(STREAM, TRIAGE_CONSUMER, { batch, no_wait: true });
-    // A no_wait pull has no expiry of its own: if its answer is lost (NATS restarting), stop
-    // waiting; messages that arrive later are redelivered after the ack wait.
-    const timer = setTimeout(() => pulled.stop(), this.options.pullExpiresMs ?? 2_000);
-    try {
-      for await (const msg of pulled) msgs.push(msg);
-    } finally {
-      clearTimeout(timer);
-    }
-    return msgs;
-  }
-
-  /** Triages the pulled messages in order; after stop() the ones not started go back at once. */
-  private async deliverAll(
-    msgs: JsMsg[],
-    handle: (delivery: EventDelivery) => Promise<Disposition>,
-  ): Promise<void> {
-    const ackWait = this.options.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
-    const held = new Set(msgs);
-    // The ones waiting their turn must not be redelivered to another worker meanwhile either.
-    const progress = setInterval(
-      () => held.forEach((m) => m.working()),
-      Math.max(1_000, ackWait / 3),
-    );
-    try {
-      for (const msg of msgs) {
-        if (this.stopping) {
-          msg.nak(); // deliver it again at once, to whoever runs next
-        } else {
-          await this.deliver(msg, handle);
-        }
-        held.delete(msg);
+      if (!msg) continue;
+      if (this.stopping) {
+        msg.nak(); // deliver it again at once, to whoever runs next
+        break;
       }
-    } finally {
-      clearInterval(progress);
+      await this.deliver(msg, handle);
     }
   }
 
@@ -298,6 +247,8 @@ export class JetStreamTicketEvents implements TicketEventSource {
     msg: JsMsg,
     handle: (delivery: EventDelivery) => Promise<Disposition>,
   ): Promise<void> {
+    const ackWait = this.options.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
+    const progress = setInterval(() => msg.working(), Math.max(1_000, ackWait / 3));
     let disposition: Disposition;
     try {
       // Continues the trace of the request that created the ticket (traceparent header).
@@ -314,6 +265,8 @@ export class JetStreamTicketEvents implements TicketEventSource {
     } catch (err) {
       disposition = { kind: 'retry', delayMs: 5_000 };
       this.logger.error({ err }, 'triage handler threw');
+    } finally {
+      clearInterval(progress);
     }
     try {
       switch (disposition.kind) {

@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from '@support-agent/shared';
-import type { BatchHandler, DeliveryHandler, TicketEventSource } from '../domain/ports.js';
+import type { DeliveryHandler, TicketEventSource } from '../domain/ports.js';
 
 const READ_CHUNK = 1 << 20;
 const OFFSET_EVERY = 100;
@@ -44,11 +44,9 @@ export class JsonlTicketEvents implements TicketEventSource {
     private readonly pollMs = 200,
   ) {}
 
-  start(handle: BatchHandler): void {
+  start(handle: DeliveryHandler): void {
     this.logger.info({ file: this.file }, 'ticket events: tailing the embedded event file');
-    // Line by line: the offset file, not a transaction, marks progress here.
-    const one: DeliveryHandler = async (d) => (await handle([d]))[0]!;
-    this.running ??= this.run(one).catch((err: unknown) => {
+    this.running ??= this.run(handle).catch((err: unknown) => {
       this.logger.error({ err }, 'ticket events consumer stopped unexpectedly');
     });
   }

@@ -15,7 +15,7 @@ import {
   type Logger,
   sleepUnlessAborted,
 } from '@support-agent/shared';
-import type { BatchHandler, Disposition, TicketEventSource } from '../domain/ports.js';
+import type { DeliveryHandler, Disposition, TicketEventSource } from '../domain/ports.js';
 import { ensureTicketsStream, FILTER_SUBJECT, isNotFound, STREAM_NAME } from './nats-stream.js';
 
 export const DEFAULT_CONSUMER = 'digest-aggregator';
@@ -23,10 +23,8 @@ export const DEFAULT_CONSUMER = 'digest-aggregator';
 export interface JetStreamSourceOptions {
   /** Durable consumer name (tests use their own). */
   consumerName: string;
-  /** Batches applied at the same time (one pull each). */
+  /** Events applied at the same time (one pull each). */
   concurrency: number;
-  /** Most events one pull takes, handed to the handler together (one transaction). */
-  batchSize: number;
   /** Replicas of the stream if this service ends up creating it. */
   replicas: number;
   ackWaitMs: number;
@@ -42,10 +40,8 @@ const REBIND_AFTER_FAILURES = 3;
  * Ticket events from JetStream: the durable pull consumer `digest-aggregator` on
  * stream TICKETS (filter `tickets.>`, explicit ack, unlimited redelivery: an
  * event is only acknowledged once it is applied, or dropped when malformed).
- * Each worker takes what is waiting, up to `batchSize` events, in one pull (a
- * backlog is worked off with few round trips), or else waits for the next one;
- * stop() lets the batch in hand finish and hands undelivered ones back with a nak.
- * NATS 2.9 features only.
+ * Each worker pulls one message at a time; stop() lets the in-flight message
+ * finish and hands undelivered ones back with a nak. NATS 2.9 features only.
  */
 export class JetStreamTicketEvents implements TicketEventSource {
   private nc: NatsConnection | undefined;
@@ -61,7 +57,7 @@ export class JetStreamTicketEvents implements TicketEventSource {
     private readonly options: JetStreamSourceOptions,
   ) {}
 
-  start(handle: BatchHandler): void {
+  start(handle: DeliveryHandler): void {
     this.running ??= this.run(handle).catch((err: unknown) => {
       this.logger.error({ err }, 'ticket events consumer stopped unexpectedly');
     });
@@ -96,7 +92,7 @@ export class JetStreamTicketEvents implements TicketEventSource {
     }
   }
 
-  private async run(handle: BatchHandler): Promise<void> {
+  private async run(handle: DeliveryHandler): Promise<void> {
     if (!(await this.bind())) return;
     await Promise.all(Array.from({ length: this.options.concurrency }, () => this.work(handle)));
   }
@@ -170,12 +166,12 @@ export class JetStreamTicketEvents implements TicketEventSource {
     }
   }
 
-  private async work(handle: BatchHandler): Promise<void> {
+  private async work(handle: DeliveryHandler): Promise<void> {
     let failures = 0;
     while (!this.stopping) {
-      let msgs: JsMsg[];
+      let msg: JsMsg | null;
       try {
-        msgs = await this.pull();
+        msg = await this.consumer!.next({ expires: this.options.pullExpiresMs });
         failures = 0;
       } catch (err) {
         failures++;
@@ -183,7 +179,7 @@ export class JetStreamTicketEvents implements TicketEventSource {
         if (failures === 1 || failures % 20 === 0) {
           this.logger.warn(
             { err: (err as Error).message, failures },
-            'pulling ticket events failed; retrying',
+            'pulling a ticket event failed; retrying',
           );
         }
         await this.sleep(Math.min(RECONNECT_MAX_MS, 250 * failures));
@@ -191,42 +187,13 @@ export class JetStreamTicketEvents implements TicketEventSource {
         if (failures % REBIND_AFTER_FAILURES === 0 && !this.stopping) await this.rebind();
         continue;
       }
-      if (msgs.length === 0) continue;
+      if (!msg) continue;
       if (this.stopping) {
-        for (const msg of msgs) msg.nak(); // redeliver at once, to whoever runs next
+        msg.nak(); // redeliver at once, to whoever runs next
         break;
       }
-      await this.deliver(msgs, handle);
+      await this.deliver(msg, handle);
     }
-  }
-
-  /**
-   * The events waiting, up to batchSize, without waiting (no_wait); when there are none,
-   * one pull that waits up to pullExpiresMs for the next event (and reports a missing consumer).
-   */
-  private async pull(): Promise<JsMsg[]> {
-    const waiting = await this.fetchWaiting();
-    if (waiting.length > 0) return waiting;
-    const msg = await this.consumer!.next({ expires: this.options.pullExpiresMs });
-    return msg ? [msg] : [];
-  }
-
-  private async fetchWaiting(): Promise<JsMsg[]> {
-    if (this.options.batchSize <= 1 || !this.nc || this.nc.isClosed()) return [];
-    const msgs: JsMsg[] = [];
-    const batch = this.nc.jetstream().fetch(STREAM_NAME, this.options.consumerName, {
-      batch: this.options.batchSize,
-      no_wait: true,
-    });
-    // A no_wait pull has no expiry of its own: if its answer is lost (NATS restarting), stop
-    // waiting; messages that arrive later are redelivered after the ack wait.
-    const timer = setTimeout(() => batch.stop(), this.options.pullExpiresMs);
-    try {
-      for await (const msg of batch) msgs.push(msg);
-    } finally {
-      clearTimeout(timer);
-    }
-    return msgs;
   }
 
   private async rebind(): Promise<void> {
@@ -242,35 +209,27 @@ export class JetStreamTicketEvents implements TicketEventSource {
     }
   }
 
-  private async deliver(msgs: JsMsg[], handle: BatchHandler): Promise<void> {
-    const progress = setInterval(
-      () => msgs.forEach((m) => m.working()),
-      Math.max(500, this.options.ackWaitMs / 3),
-    );
-    let dispositions: Disposition[];
+  private async deliver(msg: JsMsg, handle: DeliveryHandler): Promise<void> {
+    const progress = setInterval(() => msg.working(), Math.max(500, this.options.ackWaitMs / 3));
+    let disposition: Disposition;
     try {
-      // Continues the trace of the request that produced the (first) event (traceparent header).
-      dispositions = await withConsumerSpan(
-        `${msgs[0]!.subject} process`,
-        traceHeadersOf(msgs[0]!.headers),
+      // Continues the trace of the request that produced the event (traceparent header).
+      disposition = await withConsumerSpan(
+        `${msg.subject} process`,
+        traceHeadersOf(msg.headers),
         {
           'messaging.system': 'nats',
-          'messaging.destination.name': msgs[0]!.subject,
+          'messaging.destination.name': msg.subject,
           'messaging.consumer.group.name': this.options.consumerName,
-          'messaging.batch.message_count': msgs.length,
         },
-        () => handle(msgs.map((msg) => ({ data: msg.string(), attempt: msg.info.deliveryCount }))),
+        () => handle({ data: msg.string(), attempt: msg.info.deliveryCount }),
       );
     } catch (err) {
       this.logger.error({ err }, 'ticket event handler threw');
-      dispositions = msgs.map(() => ({ kind: 'retry', delayMs: 1_000 }));
+      disposition = { kind: 'retry', delayMs: 1_000 };
     } finally {
       clearInterval(progress);
     }
-    await Promise.all(msgs.map((msg, i) => this.settle(msg, dispositions[i]!)));
-  }
-
-  private async settle(msg: JsMsg, disposition: Disposition): Promise<void> {
     switch (disposition.kind) {
       case 'ack':
         try {

@@ -37,11 +37,6 @@ export interface AggregateStore {
    * one transaction; an id seen before changes nothing ('duplicate').
    */
   applyEvent(event: TicketEvent): Promise<ApplyOutcome>;
-  /**
-   * applyEvent for several events at once, in the given (stream) order and all or nothing:
-   * one outcome per event; an id seen before, or earlier in the same batch, is a 'duplicate'.
-   */
-  applyEvents(events: TicketEvent[]): Promise<ApplyOutcome[]>;
   /** Backfill from the tickets table: stores a ticket's state, counting it if it was not counted yet. */
   applySnapshot(ticket: TicketAggregate): Promise<boolean>;
   /** Backfill: drops tickets and week counts; processed event ids too when the whole stream is replayed. */
@@ -129,12 +124,9 @@ export type Disposition =
 
 export type DeliveryHandler = (delivery: EventDelivery) => Promise<Disposition>;
 
-/** Handles deliveries taken from the source together; one disposition per delivery, same order. */
-export type BatchHandler = (deliveries: EventDelivery[]) => Promise<Disposition[]>;
-
 /** A durable source of ticket events (JetStream consumer or the embedded file tail). */
 export interface TicketEventSource {
-  start(handle: BatchHandler): void;
+  start(handle: DeliveryHandler): void;
   /** Stops pulling, lets the in-flight event finish, closes the connection. */
   stop(): Promise<void>;
   /** Events not yet delivered plus delivered-but-unacknowledged ones; undefined when unknown (broker down). */

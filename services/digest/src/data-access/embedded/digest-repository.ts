@@ -105,13 +105,6 @@ export class EmbeddedDigestRepository implements DigestRepository {
     return 'applied';
   }
 
-  /** One journal record per event: each is atomic with its id, so a crash mid-batch is safe too. */
-  async applyEvents(events: TicketEvent[]): Promise<ApplyOutcome[]> {
-    const outcomes: ApplyOutcome[] = [];
-    for (const event of events) outcomes.push(await this.applyEvent(event));
-    return outcomes;
-  }
-
   async applySnapshot(ticket: TicketAggregate): Promise<boolean> {
     const current = this.tickets.get(key(ticket.orgId, ticket.ticketId));
     const counted =

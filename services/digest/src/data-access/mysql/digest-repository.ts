@@ -27,9 +27,6 @@ export interface MysqlRepositoryOptions {
   waitMs?: number;
 }
 
-/** A batch runs again on a deadlock or a lost insert race; concurrent batches make both likelier. */
-const BATCH_ATTEMPTS = 8;
-
 const TICKET_COLUMNS =
   'org_id, ticket_id, week_start, created_at, content, category, status, status_at, triaged_at, answered, ai_summary, ai_answer';
 
@@ -89,15 +86,6 @@ export class MysqlDigestRepository implements DigestRepository {
       // A concurrent first insert of the same ticket row: run again, it now exists.
       { retryDuplicates: true },
     );
-  }
-
-  applyEvents(events: TicketEvent[]): Promise<ApplyOutcome[]> {
-    if (events.length === 0) return Promise.resolve([]);
-    return inTransaction(this.pool, (conn) => this.applyBatch(conn, events), {
-      // Concurrent batches racing for one new ticket row or event id: run again, it now exists.
-      retryDuplicates: true,
-      attempts: BATCH_ATTEMPTS,
-    });
   }
 
   applySnapshot(ticket: TicketAggregate): Promise<boolean> {
@@ -246,132 +234,6 @@ export class MysqlDigestRepository implements DigestRepository {
     await this.pool.end();
   }
 
-  /**
-   * One transaction for the whole batch, in a fixed lock order (event ids, then ticket rows,
-   * then week rows, each sorted) so concurrent batches queue instead of deadlocking, and a
-   * constant number of statements whatever the batch size.
-   */
-  private async applyBatch(conn: PoolConnection, events: TicketEvent[]): Promise<ApplyOutcome[]> {
-    const outcomes = await this.recordEventIds(conn, events);
-    const fresh = events.filter((_, i) => outcomes[i] === 'applied');
-    if (fresh.length === 0) return outcomes;
-    const current = await this.lockTickets(conn, fresh);
-    const next = new Map<string, TicketAggregate>();
-    const weeks = new Map<string, { orgId: string; weekStart: string; count: number }>();
-    for (const event of fresh) {
-      const k = ticketKey(event.org_id, event.ticket_id);
-      const folded = applyTicketEvent(next.get(k) ?? current.get(k), event);
-      next.set(k, folded.next);
-      if (folded.countedWeek) {
-        const wk = `${event.org_id}\u0000${folded.countedWeek}`;
-        const week = weeks.get(wk) ?? {
-          orgId: event.org_id,
-          weekStart: folded.countedWeek,
-          count: 0,
-        };
-        week.count++;
-        weeks.set(wk, week);
-      }
-    }
-    const sorted = [...next.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    await this.insertTickets(
-      conn,
-      sorted.filter(([k]) => !current.has(k)).map(([, t]) => t),
-    );
-    await this.updateTickets(
-      conn,
-      sorted.filter(([k]) => current.has(k)).map(([, t]) => t),
-    );
-    await this.countTickets(conn, [...weeks.values()]);
-    return outcomes;
-  }
-
-  /**
-   * Inserts the ids of the events not processed before (first occurrence in the batch only).
-   * An id a concurrent transaction records meanwhile fails the insert (ER_DUP_ENTRY): the
-   * batch runs again and then finds it processed.
-   */
-  private async recordEventIds(
-    conn: PoolConnection,
-    events: TicketEvent[],
-  ): Promise<ApplyOutcome[]> {
-    const ids = [...new Set(events.map((e) => e.id))].sort();
-    const [rows] = await conn.query<RowDataPacket[]>(
-      'SELECT event_id FROM digest_processed_events WHERE event_id IN (?)',
-      [ids],
-    );
-    const seen = new Set(rows.map((r) => String(r.event_id)));
-    const fresh = ids.filter((id) => !seen.has(id));
-    if (fresh.length > 0) {
-      await conn.query('INSERT INTO digest_processed_events (event_id, processed_at) VALUES ?', [
-        fresh.map((id) => [id, new Date()]),
-      ]);
-    }
-    return events.map((e) => {
-      if (seen.has(e.id)) return 'duplicate';
-      seen.add(e.id); // a second copy in the same batch
-      return 'applied';
-    });
-  }
-
-  /** Locks the batch's existing ticket rows (primary-key ranges, no gap locks under READ COMMITTED). */
-  private async lockTickets(
-    conn: PoolConnection,
-    events: TicketEvent[],
-  ): Promise<Map<string, TicketAggregate>> {
-    const byOrg = new Map<string, Set<number>>();
-    for (const e of events)
-      byOrg.set(e.org_id, (byOrg.get(e.org_id) ?? new Set()).add(e.ticket_id));
-    const orgs = [...byOrg.keys()].sort();
-    const where = orgs.map(() => '(org_id = ? AND ticket_id IN (?))').join(' OR ');
-    const params = orgs.flatMap((o) => [o, [...byOrg.get(o)!].sort((a, b) => a - b)]);
-    const [rows] = await conn.query<RowDataPacket[]>(
-      `SELECT ${TICKET_COLUMNS} FROM digest_tickets WHERE ${where} ORDER BY org_id, ticket_id FOR UPDATE`,
-      params,
-    );
-    const found = new Map<string, TicketAggregate>();
-    for (const r of rows) {
-      const t = toAggregate(r);
-      found.set(ticketKey(t.orgId, t.ticketId), t);
-    }
-    return found;
-  }
-
-  private async insertTickets(conn: PoolConnection, tickets: TicketAggregate[]): Promise<void> {
-    if (tickets.length === 0) return;
-    await conn.query(`INSERT INTO digest_tickets (${TICKET_COLUMNS}) VALUES ?`, [
-      tickets.map(ticketRow),
-    ]);
-  }
-
-  /** Rows this transaction has locked: the upsert only ever takes its UPDATE branch. */
-  private async updateTickets(conn: PoolConnection, tickets: TicketAggregate[]): Promise<void> {
-    if (tickets.length === 0) return;
-    const set = TICKET_COLUMNS.split(', ')
-      .slice(2)
-      .map((c) => `${c} = VALUES(${c})`)
-      .join(', ');
-    await conn.query(
-      `INSERT INTO digest_tickets (${TICKET_COLUMNS}) VALUES ? ON DUPLICATE KEY UPDATE ${set}`,
-      [tickets.map(ticketRow)],
-    );
-  }
-
-  private async countTickets(
-    conn: PoolConnection,
-    weeks: Array<{ orgId: string; weekStart: string; count: number }>,
-  ): Promise<void> {
-    if (weeks.length === 0) return;
-    weeks.sort((a, b) =>
-      a.orgId !== b.orgId ? (a.orgId < b.orgId ? -1 : 1) : a.weekStart < b.weekStart ? -1 : 1,
-    );
-    await conn.query(
-      `INSERT INTO digest_weeks (org_id, week_start, ticket_count) VALUES ?
-       ON DUPLICATE KEY UPDATE ticket_count = ticket_count + VALUES(ticket_count)`,
-      [weeks.map((w) => [w.orgId, w.weekStart, w.count])],
-    );
-  }
-
   private async lockTicket(
     conn: PoolConnection,
     orgId: string,
@@ -382,7 +244,21 @@ export class MysqlDigestRepository implements DigestRepository {
       [orgId, ticketId],
     );
     const r = rows[0];
-    return r ? toAggregate(r) : undefined;
+    if (!r) return undefined;
+    return {
+      orgId: String(r.org_id),
+      ticketId: Number(r.ticket_id),
+      weekStart: (r.week_start as string | null) ?? null,
+      createdAt: (r.created_at as Date | null) ?? null,
+      content: (r.content as string | null) ?? null,
+      category: (r.category as string | null) ?? null,
+      status: (r.status as string | null) ?? null,
+      statusAt: (r.status_at as Date | null) ?? null,
+      triagedAt: (r.triaged_at as Date | null) ?? null,
+      answered: Number(r.answered) === 1,
+      aiSummary: (r.ai_summary as string | null) ?? null,
+      aiAnswer: (r.ai_answer as string | null) ?? null,
+    };
   }
 
   private async writeTicket(
@@ -425,43 +301,4 @@ export class MysqlDigestRepository implements DigestRepository {
       [orgId, weekStart],
     );
   }
-}
-
-function ticketKey(orgId: string, ticketId: number): string {
-  return `${orgId}\u0000${ticketId}`;
-}
-
-function toAggregate(r: RowDataPacket): TicketAggregate {
-  return {
-    orgId: String(r.org_id),
-    ticketId: Number(r.ticket_id),
-    weekStart: (r.week_start as string | null) ?? null,
-    createdAt: (r.created_at as Date | null) ?? null,
-    content: (r.content as string | null) ?? null,
-    category: (r.category as string | null) ?? null,
-    status: (r.status as string | null) ?? null,
-    statusAt: (r.status_at as Date | null) ?? null,
-    triagedAt: (r.triaged_at as Date | null) ?? null,
-    answered: Number(r.answered) === 1,
-    aiSummary: (r.ai_summary as string | null) ?? null,
-    aiAnswer: (r.ai_answer as string | null) ?? null,
-  };
-}
-
-/** The values of TICKET_COLUMNS, in order. */
-function ticketRow(t: TicketAggregate): unknown[] {
-  return [
-    t.orgId,
-    t.ticketId,
-    t.weekStart,
-    t.createdAt,
-    t.content,
-    t.category,
-    t.status,
-    t.statusAt,
-    t.triagedAt,
-    t.answered ? 1 : 0,
-    t.aiSummary,
-    t.aiAnswer,
-  ];
 }
