@@ -2,6 +2,7 @@
 // events interfere), with the ledger in MariaDB and in-test knowledge and tickets services.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import mysql from 'mysql2/promise';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +52,20 @@ function org(name: string): string {
   return name;
 }
 
+/** Reservation rows the ledger wrote for a request id (the event id, for triage). */
+async function reservationsFor(requestId: string): Promise<number> {
+  const conn = await mysql.createConnection({ uri: db.url });
+  try {
+    const [rows] = await conn.query<mysql.RowDataPacket[]>(
+      'SELECT COUNT(*) AS n FROM answers_deflection_reservations WHERE request_id = ?',
+      [requestId],
+    );
+    return Number(rows[0]!.n);
+  } finally {
+    await conn.end();
+  }
+}
+
 const callsFor = (ticketId: number) => tickets.calls.filter((c) => c.request.ticketId === ticketId);
 
 describe('triage over JetStream', () => {
@@ -69,18 +84,18 @@ describe('triage over JetStream', () => {
     assert.match(req.aiAnswer ?? '', /Reset password/);
     assert.equal(req.resolve, true);
     assert.equal((await svc.usage(o)).deflectionsUsed, 1);
+    assert.equal(await reservationsFor(event.id), 1, 'the answer went through the ledger');
   });
 
-  test('when a bug report the KB does not cover is created, then labels are applied, without answer, and nothing is counted', async () => {
+  test('when a bug report the KB does not cover is created, then labels are applied, without answer, and the ledger is not touched', async () => {
     const o = org('t-bug');
     const id = nextTicket++;
-    await publisher.publish(
-      ticketCreated(
-        o,
-        id,
-        'The mobile app crashes every time I open the Inbox tab since the last update. Android 14, version 5.2.1.',
-      ),
+    const event = ticketCreated(
+      o,
+      id,
+      'The mobile app crashes every time I open the Inbox tab since the last update. Android 14, version 5.2.1.',
     );
+    await publisher.publish(event);
     await waitFor(() => callsFor(id).length === 1, 15_000, 'ApplyTriage');
     const req = callsFor(id)[0]!.request;
     assert.equal(req.category, 'bug');
@@ -88,6 +103,8 @@ describe('triage over JetStream', () => {
     assert.equal(req.aiAnswer, undefined);
     assert.equal(req.resolve, false);
     assert.equal((await svc.usage(o)).deflectionsUsed, 0);
+    // Nothing relevant was found, so no slot was reserved (and released) for it.
+    assert.equal(await reservationsFor(event.id), 0);
   });
 
   test('when the same event is delivered again, then the ledger does not count it twice and tickets applies it once', async () => {

@@ -50,6 +50,8 @@ export interface GenerateAnswerInput {
   deadline?: number | undefined;
   /** Aborted when the caller gave up (cancelled, deadline passed): the slot is then released, never committed. */
   signal?: AbortSignal | undefined;
+  /** The KB hits of `question` when the caller searched already (triage, before reserving). */
+  hits?: KbHit[] | undefined;
 }
 
 export interface AnswerSource {
@@ -147,7 +149,8 @@ export async function generateAnswer(
 
   let result: GeneratedAnswer;
   try {
-    result = await writeGroundedAnswer(deps, log, orgId, question, policy, input.deadline);
+    const hits = input.hits ?? (await searchKnowledge(deps, orgId, question, input.deadline));
+    result = await writeGroundedAnswer(deps, log, question, hits, policy, input.deadline);
     // An answer nobody receives must not count.
     if (input.signal?.aborted) {
       throw new AppError('service_unavailable', 'the caller gave up before the answer was ready', {
@@ -179,18 +182,32 @@ export async function generateAnswer(
   return result;
 }
 
-async function writeGroundedAnswer(
+/** The question's KB hits, best first (scores that are not numbers left out). */
+export async function searchKnowledge(
   deps: AnswerDeps,
-  log: Logger,
   orgId: string,
   question: string,
-  policy: OrgPolicy,
   deadline: number | undefined,
-): Promise<GeneratedAnswer> {
+): Promise<KbHit[]> {
   const hits = (await deps.knowledge.search(orgId, question.trim(), SEARCH_LIMIT, deadline)).filter(
     (h) => Number.isFinite(h.score),
   );
-  hits.sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1));
+  return hits.sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1));
+}
+
+/** False when no answer can be written from the hits: generateAnswer would answer NOT_FOUND_ANSWER. */
+export function anyRelevant(hits: KbHit[]): boolean {
+  return hits.some((h) => h.score >= RELEVANCE_FLOOR);
+}
+
+async function writeGroundedAnswer(
+  deps: AnswerDeps,
+  log: Logger,
+  question: string,
+  hits: KbHit[],
+  policy: OrgPolicy,
+  deadline: number | undefined,
+): Promise<GeneratedAnswer> {
   const relevant = hits.filter((h) => h.score >= RELEVANCE_FLOOR);
   if (relevant.length === 0) {
     return {

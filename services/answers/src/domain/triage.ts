@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { AppError, invalidRequest } from '@support-agent/shared';
 import {
+  anyRelevant,
   describe,
   generateAnswer,
   QUESTION_MAX,
   resolvePolicy,
+  searchKnowledge,
   type AnswerDeps,
 } from './generate-answer.js';
 import type { TicketLabels, TicketsPort } from './ports.js';
@@ -112,14 +114,20 @@ export async function triageTicket(
   let aiAnswer: string | undefined;
   if (content.trim() !== '') {
     try {
-      const policy = await resolvePolicy(deps.policies, event.org_id, undefined);
-      const result = await generateAnswer(deps, {
-        orgId: event.org_id,
-        question: truncateCodePoints(content, QUESTION_MAX),
-        policy,
-        requestId: event.id,
-      });
-      if (result.highConfidence) {
+      const question = truncateCodePoints(content, QUESTION_MAX);
+      // Searched before a deflection slot is reserved: when nothing relevant is found no answer
+      // can be written, so the ticket goes out unanswered without two ledger transactions.
+      const hits = await searchKnowledge(deps, event.org_id, question, undefined);
+      const result = anyRelevant(hits)
+        ? await generateAnswer(deps, {
+            orgId: event.org_id,
+            question,
+            policy: await resolvePolicy(deps.policies, event.org_id, undefined),
+            requestId: event.id,
+            hits,
+          })
+        : undefined;
+      if (result?.highConfidence) {
         answer = 'resolved';
         aiAnswer = truncateCodePoints(result.answer, AI_ANSWER_MAX);
       }
