@@ -26,7 +26,6 @@ import type {
   IndexCatalog,
   IndexedEntry,
   KnowledgeIndex,
-  QueryTerm,
   SparseVector,
   StoredEntry,
   WriteOutcome,
@@ -449,13 +448,23 @@ class OrgIndex {
     // The line stays where it is even if the entry is replaced meanwhile.
     const id = this.ids[slot]!;
     const ref = this.refOf(slot);
-    const hash = this.contentHashOf(slot);
+    // Searches never ask for the hash (a hex string per candidate): it is read from the
+    // line's own record when asked for, so it always matches the text served with it.
     return new JournalEntry(
       id,
       this.updatedAt[slot]!,
-      () => hash,
+      () => this.contentHashAt(slot, id, ref),
       () => this.recordOf(id, ref),
     );
+  }
+
+  /** The content hash of entry `id` stored at `ref`: the slot's, unless the slot moved on. */
+  private contentHashAt(slot: number, id: string, ref: LineRef): string {
+    const current = this.refOf(slot);
+    if (this.ids[slot] === id && current.segment === ref.segment && current.offset === ref.offset) {
+      return this.contentHashOf(slot);
+    }
+    return this.recordOf(id, ref).h;
   }
 
   /** A plain copy of the entry (text read now). */
@@ -495,8 +504,7 @@ class OrgIndex {
    * The slot's weights for the given terms, as a sparse vector (ascending ids): what lexical
    * scoring reads. Postings hold slots in ascending order, so each is a binary search.
    */
-  sparseFor(slot: number, terms: QueryTerm[]): { indices: number[]; values: number[] } {
-    const ids = [...new Set(terms.map((t) => t.id))].sort((a, b) => a - b);
+  sparseFor(slot: number, ids: readonly number[]): { indices: number[]; values: number[] } {
     const indices: number[] = [];
     const values: number[] = [];
     for (const id of ids) {
@@ -858,12 +866,13 @@ export class EmbeddedIndex implements KnowledgeIndex {
     }
 
     const candidates: Candidate[] = [];
+    const termIds = [...new Set(query.terms.map((t) => t.id))].sort((a, b) => a - b);
     for (const slot of chosen) {
       candidates.push({
         entry: org.entryAt(slot),
         dense: org.denseOf(slot),
         // The entry's weights for the query's terms: all that lexical scoring reads.
-        sparse: org.sparseFor(slot, query.terms),
+        sparse: org.sparseFor(slot, termIds),
       });
     }
     return { docCount: org.live, documentFrequency, candidates };
