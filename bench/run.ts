@@ -72,6 +72,8 @@ const LOAD: LoadSettings = {
 const soakSeconds = (mode: Mode) => num('BENCH_SOAK_SECONDS', mode === 'real' ? 600 : 180);
 
 const SERVICE_MEMORY_LIMIT_MB = 250;
+/** Rate of the open loop that measures the bare server's cost per request when nearly idle. */
+const BARE_LOW_RATE = 100;
 const UNLIMITED = {
   rate_limit_per_key_per_min: 1_000_000,
   rate_limit_per_org_per_min: 10_000_000,
@@ -295,6 +297,21 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
         );
         record(await autocannonRun('search via gateway', searchOpts, LOAD, processes));
       }
+      // What one request costs the bare server when requests come one at a time (an open loop
+      // at a low rate) rather than back to back: on a VM every wake-up of an idle process
+      // costs CPU and latency of its own, and each process a request crosses adds wake-ups.
+      const bareClient = httpCaller(bare.url, 16);
+      record(
+        await openLoop(
+          `bare node http (${BARE_LOW_RATE} req/s)`,
+          BARE_LOW_RATE,
+          SECONDS,
+          LOAD.maxRequests,
+          () => bareClient.request('GET', '/', {}),
+          processes,
+        ),
+      );
+      bareClient.close();
       await bare.stop();
       bare = undefined;
 
