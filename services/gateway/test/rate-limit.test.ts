@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase } from '../../../test/support/mysql.js';
+import { AppError } from '@support-agent/shared';
 import { generateApiKey } from '../src/domain/api-keys.js';
+import { ReadAhead } from '../src/entry-points/http/rate-limit.js';
 import { startFakeUpstreams, type FakeUpstreams } from './support/fake-upstreams.js';
 import {
   admin,
@@ -116,6 +118,49 @@ describe('per-key and per-organization limits', () => {
     assert.equal((await search(b, kb)).status, 200);
     assert.equal((await search(a, kb)).status, 200);
     assert.equal((await search(b, kb)).status, 429);
+  });
+});
+
+describe('reads started while the limit is counted', () => {
+  it('when a key runs out, then refused reads get no data and, after the first refusal, are not sent upstream', async () => {
+    const N = 3;
+    const { orgId, key } = await orgWithKey(a, ['kb:read'], { rate_limit_per_key_per_min: N });
+    const upstreamSearches = () => upstreams.calls.search.filter((c) => c.orgId === orgId).length;
+    for (let i = 0; i < N; i++) assert.equal((await search(a, key)).status, 200);
+    assert.equal(upstreamSearches(), N);
+    // Started before its refusal was known: it reaches knowledge, its result is dropped.
+    const first = await search(a, key);
+    assert.equal(first.status, 429);
+    assert.equal(first.json.error.code, 'rate_limited');
+    assert.equal(first.json.results, undefined);
+    assert.equal(upstreamSearches(), N + 1);
+    // From now on this replica waits for the count before reading, until the window resets.
+    for (let i = 0; i < 5; i++) assert.equal((await search(a, key)).status, 429);
+    // Over the limit an invalid read is still a 429, not a 400 (the contract's order).
+    const invalid = await request(`${a.base}/api/v1/agent/kb/search?limit=0&query=x`, { key });
+    assert.equal(invalid.status, 429);
+    assert.equal(upstreamSearches(), N + 1);
+  });
+
+  it('when a refusal is older than its Retry-After, then reads start ahead again', () => {
+    let now = 1_000_000;
+    const readAhead = new ReadAhead(2, () => now);
+    assert.equal(readAhead.allows('k1'), true);
+    readAhead.record('k1', undefined);
+    assert.equal(readAhead.allows('k1'), true);
+    readAhead.record('k1', new AppError('rate_limited', 'x', { retryAfter: 7 }));
+    assert.equal(readAhead.allows('k1'), false);
+    now += 6_999;
+    assert.equal(readAhead.allows('k1'), false);
+    now += 1;
+    assert.equal(readAhead.allows('k1'), true);
+    // Bounded: the oldest refusal is forgotten first.
+    for (const k of ['a', 'b', 'c'])
+      readAhead.record(k, new AppError('rate_limited', 'x', { retryAfter: 60 }));
+    assert.deepEqual(
+      ['a', 'b', 'c'].map((k) => readAhead.allows(k)),
+      [true, false, false],
+    );
   });
 });
 

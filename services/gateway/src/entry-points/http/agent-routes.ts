@@ -6,12 +6,13 @@ import type { AgentOperations, Caller, Inputs } from '../../domain/agent-operati
 import type { Challenges } from './auth.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { jsonBody } from './json-body.js';
+import { countRequest, ReadAhead, rateLimit, type RequestRateLimiter } from './rate-limit.js';
 import { grantOf } from './request-context.js';
 import { requireScope } from './scopes.js';
 
 export interface AgentRouteDeps {
   authenticate: RequestHandler;
-  rateLimit: RequestHandler;
+  rateLimiter: RequestRateLimiter;
   challenges: Challenges;
   contract: ApiContract;
   operations: AgentOperations;
@@ -26,7 +27,9 @@ const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
  * `/api/agent`; nothing in a response depends on the prefix. Paths, methods, scopes and success
  * statuses come from the OpenAPI document; the operations themselves are shared with the MCP
  * tools. Checks run in the contract's order: route (404/405), key (401), scope (403), rate limit
- * (429), body and parameters (400, 413), then the operation.
+ * (429), body and parameters (400, 413), then the operation. Reads (GET) start while the rate
+ * limit is being counted and are answered as the count decides (readCounted): the answer is
+ * the one a read started after the count would give, without waiting for Redis first.
  */
 export function agentRouter(deps: AgentRouteDeps): Router {
   const router = express.Router();
@@ -40,19 +43,38 @@ export function agentRouter(deps: AgentRouteDeps): Router {
     generateAnswer: (req, caller) => ops.generateAnswer(caller, req.body as Inputs, 'body'),
   };
 
+  const limit = rateLimit(deps.rateLimiter);
+  const readAhead = new ReadAhead();
   const byPath = new Map<string, AgentRoute[]>();
   for (const r of deps.contract.routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
   for (const [path, routes] of byPath) {
     const route = router.route(path);
     for (const r of routes) {
       const handle = handlers[r.operationId];
+      if (r.method === 'get') {
+        route.get(
+          deps.authenticate,
+          requireScope(r.scope, deps.challenges),
+          async (req: Request, res: Response) => {
+            const body = await readCounted(deps.rateLimiter, readAhead, res, () => {
+              checkUtf8Query(req);
+              return handle(req, callerOf(req, res));
+            });
+            res.status(r.successStatus).json(body);
+          },
+        );
+        continue;
+      }
       route[r.method](
         deps.authenticate,
         requireScope(r.scope, deps.challenges),
-        deps.rateLimit,
-        requireUtf8Query,
-        // Bodies are parsed only after the rate limit (and only for methods that have one).
-        ...(r.method === 'get' ? [] : jsonBody()),
+        limit,
+        (req, _res, next) => {
+          checkUtf8Query(req);
+          next();
+        },
+        // Bodies are parsed only after the rate limit.
+        ...jsonBody(),
         async (req: Request, res: Response) => {
           res.status(r.successStatus).json(await handle(req, callerOf(req, res)));
         },
@@ -81,14 +103,50 @@ function allowedMethods(methods: string[]): string[] {
 }
 
 /**
+ * A read, counted against the rate limits: started at once when the key has not been refused
+ * lately (see ReadAhead), while the limits are counted, but answered only as the decision says.
+ * A refused read is a 429 whatever the read did (its result or error is dropped), so the order
+ * of checks (429 before 400) and the bodies are those of a read started after the count.
+ */
+async function readCounted<T>(
+  limiter: RequestRateLimiter,
+  readAhead: ReadAhead,
+  res: Response,
+  read: () => Promise<T>,
+): Promise<T> {
+  const keyId = grantOf(res).key.id;
+  const early = readAhead.allows(keyId) ? settle(read) : undefined;
+  const refused = await countRequest(limiter, res);
+  readAhead.record(keyId, refused);
+  if (refused) throw refused;
+  return early ? unsettle(await early) : read();
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** The outcome of `f` as a value, so a read whose answer is dropped never rejects unobserved. */
+async function settle<T>(f: () => Promise<T>): Promise<Settled<T>> {
+  try {
+    return { ok: true, value: await f() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+function unsettle<T>(s: Settled<T>): T {
+  if (s.ok) return s.value;
+  throw s.error;
+}
+
+/**
  * The query string must be percent-encoded UTF-8 (RFC 3986): raw bytes outside visible ASCII,
  * or escapes that decode to invalid UTF-8, are a 400 naming the parameter. (The query parser
  * would turn them into U+FFFD or Latin-1 characters and the request would run on text the
  * client never sent.)
  */
-const requireUtf8Query: RequestHandler = (req, _res, next) => {
+function checkUtf8Query(req: Request): void {
   const at = req.originalUrl.indexOf('?');
-  if (at < 0) return next();
+  if (at < 0) return;
   const query = req.originalUrl.slice(at + 1);
   if (/[^\x21-\x7e]/.test(query)) {
     throw invalidRequest('the query string must be percent-encoded (RFC 3986)');
@@ -112,8 +170,7 @@ const requireUtf8Query: RequestHandler = (req, _res, next) => {
       }
     }
   }
-  next();
-};
+}
 
 /** A parameter name for error messages (best effort). */
 function decodeQueryComponent(s: string): string {

@@ -12,7 +12,7 @@ import { errorHandler, notFound } from './errors.js';
 import { mountHealth, type ReadinessCheck } from './health.js';
 import { httpMetrics } from './http-metrics.js';
 import { mountProtectedResource } from './protected-resource.js';
-import { rateLimit, type AuthFailureThrottle, type RequestRateLimiter } from './rate-limit.js';
+import { type AuthFailureThrottle, type RequestRateLimiter } from './rate-limit.js';
 import { accessLog, requestContext } from './request-context.js';
 
 export interface PublicAppDeps {
@@ -62,7 +62,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
     [...API_PREFIXES],
     agentRouter({
       authenticate: authFor(restChallenges),
-      rateLimit: rateLimit(deps.rateLimiter),
+      rateLimiter: deps.rateLimiter,
       challenges: restChallenges,
       contract: deps.contract,
       operations: deps.operations,

@@ -231,6 +231,43 @@ function toState(
 }
 
 /**
+ * Which keys may have a read started before its rate-limit decision is back. A GET (search,
+ * FAQ, list) changes nothing, so the gateway sends it upstream while Redis counts it and
+ * answers only once the count allowed it: the caller waits for the slower of the two round
+ * trips instead of their sum. A key that was refused waits for its decisions again until its
+ * window resets, so a client over its limit costs the services at most the reads it had in
+ * flight when the limit ran out, never one per refused request.
+ */
+export class ReadAhead {
+  /** Key id → epoch ms until which its reads wait for the decision. */
+  private readonly refusedUntil = new Map<string, number>();
+
+  constructor(
+    private readonly maxKeys = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  allows(keyId: string): boolean {
+    const until = this.refusedUntil.get(keyId);
+    if (until === undefined) return true;
+    if (until > this.now()) return false;
+    this.refusedUntil.delete(keyId);
+    return true;
+  }
+
+  /** Notes a decision: a refusal holds the key's reads back for its Retry-After. */
+  record(keyId: string, refused: AppError | undefined): void {
+    if (!refused) return;
+    this.refusedUntil.delete(keyId);
+    if (this.refusedUntil.size >= this.maxKeys) {
+      // Oldest refusal first (insertion order); forgetting one only allows a read ahead.
+      this.refusedUntil.delete(this.refusedUntil.keys().next().value!);
+    }
+    this.refusedUntil.set(keyId, this.now() + (refused.retryAfter ?? WINDOW_SECONDS) * 1000);
+  }
+}
+
+/**
  * Counts every authenticated request against its key and organization (also requests that
  * fail validation afterwards) and sets the RateLimit headers; 429 when either is exhausted.
  */
