@@ -32,6 +32,7 @@ const stack = new Stack({
   services: ['tickets', 'knowledge'],
   env: {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
     ...(profileDir
       ? {
           NODE_OPTIONS: `--import=${resolve('bench/lib/cpu-profile-preload.mjs')}`,
