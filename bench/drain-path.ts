@@ -4,15 +4,12 @@
 // durable consumers have worked the backlog off is the pipeline's drain rate.
 // Prints tickets/s drained and CPU ms per ticket of every process.
 //   npx tsx bench/drain-path.ts [tickets=5000] [rounds=2]
-// SERVICE_ENV='TRIAGE_CONCURRENCY=8 DIGEST_CONSUMER_CONCURRENCY=4' passes settings to the services.
+// SERVICE_ENV='TRIAGE_CONCURRENCY=8 DIGEST_CONSUMER_CONCURRENCY=4' passes settings to the services;
+// the other knobs shared by the experiments: bench/lib/experiment.ts.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect, type JetStreamManager } from 'nats';
-import { ensureBackendPackages, startBackends } from '../test/support/backends.js';
-import { ALL_SCOPES, Stack } from '../test/support/stack.js';
-import { CpuMeter, closedLoop, httpCaller, type ProcessRef } from './lib/measure.js';
+import { startExperiment } from './lib/experiment.js';
+import { CpuMeter, closedLoop, httpCaller } from './lib/measure.js';
 import { ticketTexts } from './lib/seed.js';
 import { entry, queryFor } from './synthetic-kb.js';
 
@@ -22,32 +19,13 @@ const KB_ENTRIES = 1000;
 const CONSUMERS = ['answers', 'digest'];
 const DURABLES = ['answers-triage', 'digest-aggregator'];
 
-const serviceEnv = Object.fromEntries(
-  (process.env.SERVICE_ENV ?? '')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+const { stack, backends, key, processes, stop } = await startExperiment(
+  'drain-path',
+  ['tickets', 'knowledge', 'answers', 'digest'],
+  'warn',
 );
-
-await ensureBackendPackages();
-const dir = mkdtempSync(join(tmpdir(), 'drain-path-'));
-const backends = await startBackends(dir);
-const stack = new Stack({
-  dir,
-  mysqlUrl: backends.mysql.url,
-  redisUrl: backends.redis.url,
-  natsUrl: backends.nats.url,
-  services: ['tickets', 'knowledge', 'answers', 'digest'],
-  env: { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...serviceEnv },
-});
 const nc = await connect({ servers: backends.nats.url });
 try {
-  await stack.start();
-  const key = await stack.orgWithKey('bench', ALL_SCOPES, {
-    rate_limit_per_key_per_min: 1_000_000,
-    rate_limit_per_org_per_min: 10_000_000,
-    deflection_monthly_limit: 2_000_000_000,
-  });
   const entries = Array.from({ length: KB_ENTRIES }, (_, i) => entry(i));
   await stack.admin('POST', '/admin/v1/orgs/bench/kb/entries', entries);
   // Half the tickets paraphrase a KB question (answered, a deflection counted), half do not.
@@ -56,13 +34,6 @@ try {
     i % 2 === 0 ? queryFor(entries[(i * 7919) % KB_ENTRIES]!.question) : others[i]!,
   );
   const jsm = await nc.jetstreamManager();
-  const processes = (): ProcessRef[] => [
-    ...stack.gateways.map((g) => ({ name: 'gateway', pid: g.pid })),
-    ...[...stack.upstreams.values()].map((p) => ({ name: p.name, pid: p.pid })),
-    { name: 'mariadb', pid: backends.mysql.pid },
-    { name: 'redis', pid: backends.redis.pid },
-    { name: 'nats', pid: backends.nats.pid },
-  ];
   const http = httpCaller(stack.baseUrl(), 32);
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
@@ -110,9 +81,7 @@ try {
   http.close();
 } finally {
   await nc.close();
-  await stack.stop();
-  await backends.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await stop();
 }
 
 async function subjectCount(jsm: JetStreamManager, subject: string): Promise<number> {

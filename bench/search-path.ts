@@ -1,54 +1,31 @@
 // A focused experiment on the search path: MariaDB and Redis (keys, rate limits), the gateway
-// and the knowledge service only, a KB of 1,000 synthetic entries; autocannon GET /kb/search
-// next to the bare Node server answering the same bytes. Prints requests/s, latency and CPU ms
-// per request of every process, and the ratio the target is about.
+// and the knowledge service (plus tickets, which the gateway's readiness needs), a KB of 1,000
+// synthetic entries; autocannon GET /kb/search next to the bare Node server answering the
+// same bytes. Prints requests/s, latency and CPU ms per request of every process, and the
+// ratio the target is about.
 //   npx tsx bench/search-path.ts [seconds=10] [connections=32]
-// BENCH_CPU_PROF=1 writes a CPU profile per service into bench/results/profiles-search-<ts>.
+// MODERATE_RATE=n: first the gateway overhead at n req/s (open loops, direct gRPC vs through
+// the gateway, ROUNDS rounds, medians); EXTRA=1: also GET /healthz and an unauthenticated
+// search. Knobs shared by the experiments (logs, NODE_OPTIONS, service env, CPU profiles):
+// bench/lib/experiment.ts.
 import type autocannon from 'autocannon';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { ensureBackendPackages, startBackends } from '../test/support/backends.js';
-import { ALL_SCOPES, Stack, api } from '../test/support/stack.js';
+import { api } from '../test/support/stack.js';
 import { BareServer, DirectGrpc } from './lib/baselines.js';
+import { startExperiment } from './lib/experiment.js';
 import { autocannonRun, httpCaller, openLoop, type ProcessRef } from './lib/measure.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 32);
-const profileDir =
-  process.env.BENCH_CPU_PROF === '1'
-    ? resolve(`bench/results/profiles-search-${new Date().toISOString().replace(/[:.]/g, '-')}`)
-    : undefined;
 
-await ensureBackendPackages();
-const dir = mkdtempSync(join(tmpdir(), 'search-path-'));
-const backends = await startBackends(dir);
-const stack = new Stack({
-  dir,
-  mysqlUrl: backends.mysql.url,
-  redisUrl: backends.redis.url,
-  natsUrl: backends.nats.url,
-  services: ['tickets', 'knowledge'],
-  env: {
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-    ...(process.env.SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS } : {}),
-    ...(profileDir
-      ? {
-          NODE_OPTIONS: `--import=${resolve('bench/lib/cpu-profile-preload.mjs')}`,
-          BENCH_PROFILE_DIR: profileDir,
-        }
-      : {}),
-  },
-});
+const {
+  stack,
+  key,
+  processes: meter,
+  stop,
+} = await startExperiment('search-path', ['tickets', 'knowledge']);
 let bare: BareServer | undefined;
 try {
-  await stack.start();
-  const key = await stack.orgWithKey('bench', ALL_SCOPES, {
-    rate_limit_per_key_per_min: 1_000_000,
-    rate_limit_per_org_per_min: 10_000_000,
-    deflection_monthly_limit: 2_000_000_000,
-  });
   const entries = Array.from({ length: 1000 }, (_, i) => entry(i));
   await stack.admin('POST', '/admin/v1/orgs/bench/kb/entries', entries);
   const queries = Array.from({ length: 500 }, () =>
@@ -58,14 +35,7 @@ try {
   const sample = await api(stack.baseUrl(), 'GET', path(queries[0]!), { key });
   if (sample.status !== 200) throw new Error(`search failed: ${sample.status} ${sample.text}`);
   bare = await BareServer.start(sample.text);
-  const processes = (): ProcessRef[] => [
-    ...stack.gateways.map((g) => ({ name: 'gateway', pid: g.pid })),
-    ...[...stack.upstreams.values()].map((p) => ({ name: p.name, pid: p.pid })),
-    ...(bare ? [{ name: 'bare-node', pid: bare.pid }] : []),
-    { name: 'load-client', pid: process.pid },
-    { name: 'mariadb', pid: backends.mysql.pid },
-    { name: 'redis', pid: backends.redis.pid },
-  ];
+  const processes = (): ProcessRef[] => meter(bare ? [{ name: 'bare-node', pid: bare.pid }] : []);
   let q = 0;
   const opts: autocannon.Options = {
     url: stack.baseUrl(),
@@ -140,8 +110,5 @@ try {
   }
 } finally {
   await bare?.stop();
-  await stack.stop();
-  await backends.stop();
-  rmSync(dir, { recursive: true, force: true });
-  if (profileDir) console.log(`profiles: ${profileDir}`);
+  await stop();
 }
