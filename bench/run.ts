@@ -34,11 +34,13 @@ import {
   autocannonRun,
   closedLoop,
   httpCaller,
+  median,
   openLoop,
   waitIdle,
   type LoadSettings,
   type ProcessRef,
   type RunResult,
+  UNLIMITED,
 } from './lib/measure.js';
 import { seedDigestWeek, seedTickets, ticketTexts } from './lib/seed.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
@@ -74,11 +76,6 @@ const soakSeconds = (mode: Mode) => num('BENCH_SOAK_SECONDS', mode === 'real' ? 
 const SERVICE_MEMORY_LIMIT_MB = 250;
 /** Rate of the open loop that measures the bare server's cost per request when nearly idle. */
 const BARE_LOW_RATE = 100;
-const UNLIMITED = {
-  rate_limit_per_key_per_min: 1_000_000,
-  rate_limit_per_org_per_min: 10_000_000,
-  deflection_monthly_limit: 2_000_000_000,
-};
 
 type Mode = 'real' | 'embedded';
 
@@ -115,11 +112,6 @@ interface ModeReport {
   peakServiceRssMb: Record<string, number>;
   targets: Target[];
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)]!;
-};
 
 /** The Monday (YYYY-MM-DD) of the ISO week of `at`, UTC. */
 function mondayOf(at: Date): string {

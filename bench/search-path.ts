@@ -12,7 +12,7 @@ import type autocannon from 'autocannon';
 import { api } from '../test/support/stack.js';
 import { BareServer, DirectGrpc } from './lib/baselines.js';
 import { startExperiment } from './lib/experiment.js';
-import { autocannonRun, httpCaller, openLoop, type ProcessRef } from './lib/measure.js';
+import { autocannonRun, httpCaller, median, openLoop, type ProcessRef } from './lib/measure.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
 
 const seconds = Number(process.argv[2] ?? 10);
@@ -80,9 +80,8 @@ try {
       d50.push(g.p50 - a.p50);
       d99.push(g.p99 - a.p99);
     }
-    const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)]!;
     console.log(
-      `  overhead p50 +${med(d50).toFixed(2)} ms, p99 +${med(d99).toFixed(2)} ms (medians of rounds)`,
+      `  overhead p50 +${median(d50).toFixed(2)} ms, p99 +${median(d99).toFixed(2)} ms (medians of rounds)`,
     );
     client.close();
     direct.close();

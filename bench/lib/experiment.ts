@@ -15,7 +15,7 @@ import {
   type Backends,
 } from '../../test/support/backends.js';
 import { ALL_SCOPES, Stack } from '../../test/support/stack.js';
-import type { ProcessRef } from './measure.js';
+import { UNLIMITED, type ProcessRef } from './measure.js';
 
 export interface Experiment {
   stack: Stack;
@@ -73,11 +73,7 @@ export async function startExperiment(
   };
   try {
     await stack.start();
-    const key = await stack.orgWithKey('bench', ALL_SCOPES, {
-      rate_limit_per_key_per_min: 1_000_000,
-      rate_limit_per_org_per_min: 10_000_000,
-      deflection_monthly_limit: 2_000_000_000,
-    });
+    const key = await stack.orgWithKey('bench', ALL_SCOPES, UNLIMITED);
     return {
       stack,
       backends,

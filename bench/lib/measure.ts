@@ -327,6 +327,19 @@ export async function openLoop(
   return result;
 }
 
+/** Organization settings no benchmark run reaches (rate and deflection limits). */
+export const UNLIMITED = {
+  rate_limit_per_key_per_min: 1_000_000,
+  rate_limit_per_org_per_min: 10_000_000,
+  deflection_monthly_limit: 2_000_000_000,
+};
+
+/** The median (the lower middle value for an even count), NaN for none. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)]!;
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;

@@ -195,9 +195,12 @@ export async function searchKnowledge(
   return hits.sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1));
 }
 
+/** A hit an answer may be written from. */
+const isRelevant = (h: KbHit): boolean => h.score >= RELEVANCE_FLOOR;
+
 /** False when no answer can be written from the hits: generateAnswer would answer NOT_FOUND_ANSWER. */
 export function anyRelevant(hits: KbHit[]): boolean {
-  return hits.some((h) => h.score >= RELEVANCE_FLOOR);
+  return hits.some(isRelevant);
 }
 
 async function writeGroundedAnswer(
@@ -208,7 +211,7 @@ async function writeGroundedAnswer(
   policy: OrgPolicy,
   deadline: number | undefined,
 ): Promise<GeneratedAnswer> {
-  const relevant = hits.filter((h) => h.score >= RELEVANCE_FLOOR);
+  const relevant = hits.filter(isRelevant);
   if (relevant.length === 0) {
     return {
       answer: NOT_FOUND_ANSWER,

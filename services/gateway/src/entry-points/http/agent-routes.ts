@@ -56,7 +56,7 @@ export function agentRouter(deps: AgentRouteDeps): Router {
           deps.authenticate,
           requireScope(r.scope, deps.challenges),
           async (req: Request, res: Response) => {
-            const body = await readCounted(deps.rateLimiter, readAhead, res, () => {
+            const body = await readCounted(deps.rateLimiter, readAhead, res, async () => {
               checkUtf8Query(req);
               return handle(req, callerOf(req, res));
             });
@@ -107,6 +107,7 @@ function allowedMethods(methods: string[]): string[] {
  * lately (see ReadAhead), while the limits are counted, but answered only as the decision says.
  * A refused read is a 429 whatever the read did (its result or error is dropped), so the order
  * of checks (429 before 400) and the bodies are those of a read started after the count.
+ * `read` is async, so its validation errors arrive as rejections, after the decision.
  */
 async function readCounted<T>(
   limiter: RequestRateLimiter,
@@ -115,27 +116,13 @@ async function readCounted<T>(
   read: () => Promise<T>,
 ): Promise<T> {
   const keyId = grantOf(res).key.id;
-  const early = readAhead.allows(keyId) ? settle(read) : undefined;
+  const early = readAhead.allows(keyId) ? read() : undefined;
+  // A refused read's failure is dropped with it: never an unhandled rejection.
+  early?.catch(() => undefined);
   const refused = await countRequest(limiter, res);
   readAhead.record(keyId, refused);
   if (refused) throw refused;
-  return early ? unsettle(await early) : read();
-}
-
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-
-/** The outcome of `f` as a value, so a read whose answer is dropped never rejects unobserved. */
-async function settle<T>(f: () => Promise<T>): Promise<Settled<T>> {
-  try {
-    return { ok: true, value: await f() };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
-
-function unsettle<T>(s: Settled<T>): T {
-  if (s.ok) return s.value;
-  throw s.error;
+  return early ?? read();
 }
 
 /**
