@@ -27,7 +27,7 @@ import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensureBackendPackages, startBackends, type Backends } from '../test/support/backends.js';
 import { ALL_SCOPES, Stack, api } from '../test/support/stack.js';
-import { BareServer, DirectGrpc } from './lib/baselines.js';
+import { BareServer, DirectGrpc, GrpcHopServer } from './lib/baselines.js';
 import { renderChart, type ChartRow } from './lib/chart.js';
 import {
   RssSampler,
@@ -76,6 +76,7 @@ const soakSeconds = (mode: Mode) => num('BENCH_SOAK_SECONDS', mode === 'real' ? 
 const SERVICE_MEMORY_LIMIT_MB = 250;
 /** Rate of the open loop that measures the bare server's cost per request when nearly idle. */
 const BARE_LOW_RATE = 100;
+const HOP_NAME = 'http + one no-op grpc hop';
 
 type Mode = 'real' | 'embedded';
 
@@ -84,7 +85,8 @@ interface Target {
   target: string;
   goal: string;
   measured: string;
-  pass: boolean;
+  /** null: a reference figure printed with the targets, not a target. */
+  pass: boolean | null;
 }
 
 interface ModeReport {
@@ -164,6 +166,7 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
     targets: [],
   };
   let bare: BareServer | undefined;
+  let hop: GrpcHopServer | undefined;
   const grpc = () =>
     new DirectGrpc({
       knowledge: stack.addresses.KNOWLEDGE_ADDR!,
@@ -178,6 +181,12 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
   const processes = (): ProcessRef[] => [
     ...services(),
     ...(bare ? [{ name: 'bare-node', pid: bare.pid }] : []),
+    ...(hop
+      ? [
+          { name: 'hop-front', pid: hop.pids.front },
+          { name: 'hop-upstream', pid: hop.pids.upstream },
+        ]
+      : []),
     // autocannon and the closed loops: they share the two cores too.
     { name: 'load-client', pid: process.pid },
     ...(backends
@@ -264,6 +273,7 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
 
     if (SECTIONS.has('ops')) {
       bare = await BareServer.start(sample.text);
+      hop = await GrpcHopServer.start(sample.text);
       let q = 0;
       const searchPath = () =>
         `/api/v1/agent/kb/search?limit=5&query=${encodeURIComponent(queries[q++ % queries.length]!)}`;
@@ -287,8 +297,11 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
             processes,
           ),
         );
+        record(await autocannonRun(HOP_NAME, { url: hop.url }, LOAD, processes));
         record(await autocannonRun('search via gateway', searchOpts, LOAD, processes));
       }
+      await hop.stop();
+      hop = undefined;
       // What one request costs the bare server when requests come one at a time (an open loop
       // at a low rate) rather than back to back: on a VM every wake-up of an idle process
       // costs CPU and latency of its own, and each process a request crosses adds wake-ups.
@@ -771,6 +784,7 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
   } finally {
     direct?.close();
     await bare?.stop();
+    await hop?.stop();
     await stack.stop();
     await backends?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -782,7 +796,7 @@ function evaluate(r: ModeReport): Target[] {
   const out: Target[] = [];
   const runs = (name: string) => r.runs.filter((x) => x.name === name);
   const med = (name: string, f: (x: RunResult) => number) => median(runs(name).map(f));
-  const add = (target: string, goal: string, measured: string, pass: boolean) =>
+  const add = (target: string, goal: string, measured: string, pass: boolean | null) =>
     out.push({ mode: r.mode, target, goal, measured, pass });
   const bareName = `bare node http (${r.searchResponseBytes} B)`;
   if (runs(bareName).length > 0) {
@@ -795,6 +809,17 @@ function evaluate(r: ModeReport): Target[] {
       `${search} / ${bare} req/s = ${ratio.toFixed(2)}`,
       ratio >= 0.3,
     );
+    if (runs(HOP_NAME).length > 0) {
+      // Not a target: the ceiling of the design on this machine, for reading the one above.
+      const hopRps = med(HOP_NAME, (x) => x.rps);
+      const ceiling = hopRps / bare;
+      add(
+        'ceiling of the design: HTTP front + one no-op gRPC hop vs bare Node',
+        '(reference, not a target)',
+        `${hopRps} / ${bare} req/s = ${ceiling.toFixed(2)}; search reaches ${(search / hopRps).toFixed(2)} of it`,
+        null,
+      );
+    }
     for (const [op, grpcName] of [
       ['search', 'grpc direct: knowledge Search (moderate)'],
       ['list', 'grpc direct: tickets ListTickets (moderate)'],
@@ -908,7 +933,7 @@ async function main(): Promise<void> {
   console.log('\ntargets (ratios measured in this run):');
   for (const t of targets) {
     console.log(
-      `  ${t.pass ? 'PASS' : 'FAIL'}  [${t.mode}] ${t.target}: ${t.goal}; measured ${t.measured}`,
+      `  ${t.pass === null ? 'INFO' : t.pass ? 'PASS' : 'FAIL'}  [${t.mode}] ${t.target}: ${t.goal}; measured ${t.measured}`,
     );
   }
   const out = join(resultsDir, `${stamp}.json`);

@@ -10,7 +10,7 @@
 // bench/lib/experiment.ts.
 import type autocannon from 'autocannon';
 import { api } from '../test/support/stack.js';
-import { BareServer, DirectGrpc } from './lib/baselines.js';
+import { BareServer, DirectGrpc, GrpcHopServer } from './lib/baselines.js';
 import { startExperiment } from './lib/experiment.js';
 import { autocannonRun, httpCaller, median, openLoop, type ProcessRef } from './lib/measure.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
@@ -25,6 +25,7 @@ const {
   stop,
 } = await startExperiment('search-path', ['tickets', 'knowledge']);
 let bare: BareServer | undefined;
+let hop: GrpcHopServer | undefined;
 try {
   const entries = Array.from({ length: 1000 }, (_, i) => entry(i));
   await stack.admin('POST', '/admin/v1/orgs/bench/kb/entries', entries);
@@ -35,7 +36,17 @@ try {
   const sample = await api(stack.baseUrl(), 'GET', path(queries[0]!), { key });
   if (sample.status !== 200) throw new Error(`search failed: ${sample.status} ${sample.text}`);
   bare = await BareServer.start(sample.text);
-  const processes = (): ProcessRef[] => meter(bare ? [{ name: 'bare-node', pid: bare.pid }] : []);
+  hop = await GrpcHopServer.start(sample.text);
+  const processes = (): ProcessRef[] =>
+    meter([
+      ...(bare ? [{ name: 'bare-node', pid: bare.pid }] : []),
+      ...(hop
+        ? [
+            { name: 'hop-front', pid: hop.pids.front },
+            { name: 'hop-upstream', pid: hop.pids.upstream },
+          ]
+        : []),
+    ]);
   let q = 0;
   const opts: autocannon.Options = {
     url: stack.baseUrl(),
@@ -93,6 +104,7 @@ try {
       load,
       processes,
     );
+    const h = await autocannonRun('http + one no-op grpc hop', { url: hop.url }, load, processes);
     const s = await autocannonRun('search via gateway', opts, load, processes);
     if (process.env.EXTRA === '1') {
       await autocannonRun('GET /healthz', { url: `${stack.baseUrl()}/healthz` }, load, processes);
@@ -104,10 +116,11 @@ try {
       );
     }
     console.log(
-      `  ratio ${(s.rps / b.rps).toFixed(3)}; peak RSS MB ${JSON.stringify(s.peakRssMb)}`,
+      `  ratio ${(s.rps / b.rps).toFixed(3)} (ceiling of the design, one no-op hop: ${(h.rps / b.rps).toFixed(3)}); peak RSS MB ${JSON.stringify(s.peakRssMb)}`,
     );
   }
 } finally {
   await bare?.stop();
+  await hop?.stop();
   await stop();
 }

@@ -1,7 +1,9 @@
 // Baselines of the benchmark harness: a bare Node `http` server answering a fixed JSON body
-// (the ceiling of one Node process on this machine) and direct gRPC clients of the services,
-// bypassing the gateway.
+// (the ceiling of one Node process on this machine), the same server with one gRPC hop and no
+// work behind it (the ceiling of any HTTP front → gRPC service design here), and direct gRPC
+// clients of the services, bypassing the gateway.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { digest, knowledge, tickets } from '@support-agent/proto';
 import { callUnary, createGrpcClient } from '@support-agent/shared';
@@ -20,28 +22,72 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `;
 
-export class BareServer {
+/**
+ * One gRPC hop with no work: an upstream grpc-js server answering every unary call with the
+ * body's bytes (no protobuf, no handler logic), and an HTTP front like the bare server that
+ * makes one call per request on one channel and answers with what came back. No auth, rate
+ * limit, validation, logging or metrics: whatever the gateway and a service do can only be
+ * slower, so its throughput over the bare server's bounds the ratio any implementation of the
+ * design (gateway → gRPC → service) reaches on this machine.
+ */
+const HOP_UPSTREAM = `
+const grpc = require(process.env.GRPC_JS);
+const body = Buffer.from(process.env.BARE_BODY_B64, 'base64');
+const same = (b) => b;
+const server = new grpc.Server();
+server.addService(
+  { call: { path: '/bench.Hop/Call', requestStream: false, responseStream: false,
+            requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same } },
+  { call: (call, callback) => callback(null, body) },
+);
+server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => {
+  if (err) throw err;
+  console.log(port);
+});
+process.on('SIGTERM', () => server.tryShutdown(() => process.exit(0)));
+`;
+
+const HOP_FRONT = `
+const grpc = require(process.env.GRPC_JS);
+const http = require('node:http');
+const same = (b) => b;
+const Client = grpc.makeGenericClientConstructor({
+  call: { path: '/bench.Hop/Call', requestStream: false, responseStream: false,
+          requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same },
+});
+const client = new Client('127.0.0.1:' + process.env.HOP_UPSTREAM_PORT, grpc.credentials.createInsecure());
+const ask = Buffer.from('q');
+const server = http.createServer((req, res) => {
+  req.resume();
+  client.call(ask, (err, body) => {
+    if (err) { res.writeHead(502); res.end(); return; }
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+    res.end(body);
+  });
+});
+server.keepAliveTimeout = 65000;
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+/** A Node script in a process of its own that prints its port on its first line. */
+class ScriptProcess {
   private constructor(
-    private readonly child: ChildProcess,
-    readonly url: string,
+    readonly child: ChildProcess,
+    readonly port: number,
   ) {}
 
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  /** Starts a server answering every request with `body` (application/json). */
-  static async start(body: string): Promise<BareServer> {
-    const child = spawn(process.execPath, ['-e', BARE_SERVER], {
-      env: { PATH: process.env.PATH ?? '', BARE_BODY_B64: Buffer.from(body).toString('base64') },
+  static async start(script: string, env: Record<string, string>): Promise<ScriptProcess> {
+    const child = spawn(process.execPath, ['-e', script], {
+      env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout! });
       lines.once('line', (line) => resolve(Number(line)));
-      child.once('exit', (code) => reject(new Error(`bare server exited (${code})`)));
+      child.once('exit', (code) => reject(new Error(`baseline process exited (${code})`)));
     });
-    return new BareServer(child, `http://127.0.0.1:${port}`);
+    return new ScriptProcess(child, port);
   }
 
   async stop(): Promise<void> {
@@ -50,6 +96,69 @@ export class BareServer {
       this.child.once('exit', () => resolve());
       this.child.kill('SIGTERM');
     });
+  }
+}
+
+export class BareServer {
+  private constructor(private readonly server: ScriptProcess) {}
+
+  get pid(): number | undefined {
+    return this.server.child.pid;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.server.port}`;
+  }
+
+  /** Starts a server answering every request with `body` (application/json). */
+  static async start(body: string): Promise<BareServer> {
+    return new BareServer(
+      await ScriptProcess.start(BARE_SERVER, {
+        BARE_BODY_B64: Buffer.from(body).toString('base64'),
+      }),
+    );
+  }
+
+  stop(): Promise<void> {
+    return this.server.stop();
+  }
+}
+
+/** The bare server with one gRPC hop to an upstream that does nothing (HOP_FRONT above). */
+export class GrpcHopServer {
+  private constructor(
+    private readonly front: ScriptProcess,
+    private readonly upstream: ScriptProcess,
+  ) {}
+
+  /** The front and the upstream, for the CPU and RSS meters. */
+  get pids(): { front: number | undefined; upstream: number | undefined } {
+    return { front: this.front.child.pid, upstream: this.upstream.child.pid };
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.front.port}`;
+  }
+
+  static async start(body: string): Promise<GrpcHopServer> {
+    const GRPC_JS = createRequire(import.meta.url).resolve('@grpc/grpc-js');
+    const BARE_BODY_B64 = Buffer.from(body).toString('base64');
+    const upstream = await ScriptProcess.start(HOP_UPSTREAM, { GRPC_JS, BARE_BODY_B64 });
+    try {
+      const front = await ScriptProcess.start(HOP_FRONT, {
+        GRPC_JS,
+        HOP_UPSTREAM_PORT: String(upstream.port),
+      });
+      return new GrpcHopServer(front, upstream);
+    } catch (err) {
+      await upstream.stop();
+      throw err;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.front.stop();
+    await this.upstream.stop();
   }
 }
 
