@@ -109,10 +109,12 @@ export class MysqlTicketRepository implements TicketRepository {
     logger: Logger,
     options: { poolSize?: number; connectTimeoutMs?: number } = {},
   ): Promise<MysqlTicketRepository> {
-    const pool = createMysqlPool(
-      url,
-      options.poolSize ? { connectionLimit: options.poolSize } : {},
-    );
+    const pool = createMysqlPool(url, {
+      ...(options.poolSize ? { connectionLimit: options.poolSize } : {}),
+      // For insert()'s one-round-trip transaction. Every statement here is built from
+      // constants and placeholders (values are escaped by the driver), never from input.
+      multipleStatements: true,
+    });
     try {
       await waitForMysql(pool, url, logger, options.connectTimeoutMs);
       await runMigrations(pool, MIGRATIONS_TABLE, MIGRATIONS, logger);
@@ -125,34 +127,61 @@ export class MysqlTicketRepository implements TicketRepository {
     }
   }
 
+  /**
+   * A new ticket and its events in one round trip: START TRANSACTION, the ticket, its outbox
+   * rows and COMMIT go as one multi-statement query (they were four round trips, each a socket
+   * write and a wake-up of both processes; about a quarter of a create's CPU). The events are
+   * serialized before the store assigns the id, with a placeholder in the envelope's
+   * `ticket_id` that the statement replaces by the new id, so the payload is byte for byte
+   * what JSON.stringify makes of the event with its real id.
+   */
   async insert(
     draft: TicketDraft,
     eventsFor: (ticket: Ticket) => TicketEvent[],
   ): Promise<InsertOutcome> {
+    const events = eventsFor({ ...draft, id: ID_PLACEHOLDER });
+    const outbox = events.map((e): StatementParam[] => {
+      const m = toOutboxMessage(e);
+      const [before, after] = splitAtTicketId(m.payload);
+      return [m.eventId, m.subject, before, after, draft.createdAt, m.traceparent ?? null];
+    });
+    const sql = [
+      'START TRANSACTION',
+      `INSERT INTO tickets (org_id, content, author_name, idempotency_key, status, priority, category,
+                            ai_summary, ai_answer, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      'SET @ticket_id = LAST_INSERT_ID()',
+      ...(outbox.length > 0
+        ? [
+            `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent)
+             VALUES ${outbox.map(() => '(?, ?, CONCAT(?, @ticket_id, ?), ?, ?)').join(', ')}`,
+          ]
+        : []),
+      'COMMIT',
+    ].join(';\n');
+    const params: StatementParam[] = [
+      draft.orgId,
+      draft.content,
+      draft.authorName,
+      draft.idempotencyKey,
+      draft.status,
+      draft.priority,
+      draft.category,
+      draft.aiSummary,
+      draft.aiAnswer,
+      draft.createdAt,
+      draft.updatedAt,
+      ...outbox.flat(),
+    ];
     try {
-      return await this.transaction(async (conn) => {
-        const [res] = await conn.execute<ResultSetHeader>(
-          `INSERT INTO tickets (org_id, content, author_name, idempotency_key, status, priority, category,
-                                ai_summary, ai_answer, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [
-            draft.orgId,
-            draft.content,
-            draft.authorName,
-            draft.idempotencyKey,
-            draft.status,
-            draft.priority,
-            draft.category,
-            draft.aiSummary,
-            draft.aiAnswer,
-            draft.createdAt,
-            draft.updatedAt,
-          ],
-        );
-        const ticket: Ticket = { ...draft, id: Number(res.insertId) };
-        await insertEvents(conn, eventsFor(ticket), draft.createdAt);
-        return { kind: 'created', ticket } as const;
-      });
+      return await this.transaction(
+        async (conn) => {
+          const [results] = await conn.query<ResultSetHeader[]>(sql, params);
+          const ticket: Ticket = { ...draft, id: Number(results[1]!.insertId) };
+          return { kind: 'created', ticket } as const;
+        },
+        { inOneQuery: true },
+      );
     } catch (err) {
       // Another call took the key between our check and our insert: theirs wins.
       if (isDuplicateKeyError(err) && draft.idempotencyKey !== null) {
@@ -367,10 +396,14 @@ export class MysqlTicketRepository implements TicketRepository {
     }
   }
 
-  /** Runs `fn` in a transaction; retries on deadlock unless told not to (side effects). */
+  /**
+   * Runs `fn` in a transaction; retries on deadlock unless told not to (side effects).
+   * `inOneQuery`: `fn` sends START TRANSACTION … COMMIT itself, as one multi-statement query;
+   * a statement that fails stops the rest, and the transaction is rolled back here as usual.
+   */
   private async transaction<T>(
     fn: (conn: PoolConnection) => Promise<T>,
-    options: { isolation?: 'READ COMMITTED'; retry?: boolean } = {},
+    options: { isolation?: 'READ COMMITTED'; retry?: boolean; inOneQuery?: boolean } = {},
   ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const conn = await this.pool.getConnection().catch((err: unknown) => {
@@ -378,6 +411,7 @@ export class MysqlTicketRepository implements TicketRepository {
       });
       let healthy = true;
       try {
+        if (options.inOneQuery) return await fn(conn);
         if (options.isolation)
           await conn.query(`SET TRANSACTION ISOLATION LEVEL ${options.isolation}`);
         await conn.beginTransaction();
@@ -419,6 +453,22 @@ async function insertEvents(conn: PoolConnection, events: TicketEvent[], at: Dat
     `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
     rows.flat(),
   );
+}
+
+/** The id events are serialized with before the store assigns the real one (ids start at 1). */
+const ID_PLACEHOLDER = 0;
+const ID_FIELD = `"ticket_id":${ID_PLACEHOLDER}`;
+
+/**
+ * An event's JSON cut around the value of its envelope's `ticket_id`. JSON.stringify writes
+ * the envelope's keys first and escapes every quote inside strings, so the first
+ * `"ticket_id":0` is the envelope's own (the id appears nowhere else in an event).
+ */
+export function splitAtTicketId(payload: string): [string, string] {
+  const at = payload.indexOf(ID_FIELD);
+  if (at < 0) throw new Error('event payload without an envelope ticket_id');
+  const cut = at + ID_FIELD.length - String(ID_PLACEHOLDER).length;
+  return [payload.slice(0, cut), payload.slice(at + ID_FIELD.length)];
 }
 
 function toTicket(row: TicketRow): Ticket {

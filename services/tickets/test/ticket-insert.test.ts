@@ -1,0 +1,128 @@
+// The MySQL repository's one-round-trip insert: the ticket and its outbox rows in one
+// multi-statement transaction, the events' JSON completed with the id the store assigns.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import mysql from 'mysql2/promise';
+import {
+  MysqlTicketRepository,
+  splitAtTicketId,
+} from '../src/data-access/mysql/ticket-repository.js';
+import { ticketCreated, ticketStatusChanged } from '../src/domain/events.js';
+import type { TicketDraft } from '../src/domain/ticket.js';
+import { createTestDatabase } from '../../../test/support/mysql.js';
+import { testLogger } from './helpers.js';
+
+function draft(content: string, idempotencyKey: string | null = null): TicketDraft {
+  const now = new Date('2026-11-24T10:00:00.123Z');
+  return {
+    orgId: 'acme',
+    content,
+    authorName: null,
+    idempotencyKey,
+    status: 'open',
+    priority: 'medium',
+    category: null,
+    aiSummary: null,
+    aiAnswer: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+describe('MySQL ticket insert (one round trip)', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let repo: MysqlTicketRepository;
+  let conn: mysql.Connection;
+
+  before(async () => {
+    db = await createTestDatabase('tickets_insert');
+    // One connection: a failed insert must leave it usable, with no transaction open.
+    repo = await MysqlTicketRepository.open(db.url, testLogger, { poolSize: 1 });
+    conn = await mysql.createConnection({ uri: db.url });
+  });
+  after(async () => {
+    await conn?.end();
+    await repo?.close();
+    await db?.drop();
+  });
+
+  const outboxOf = async (ticketId: number) => {
+    const [rows] = await conn.query(
+      `SELECT payload FROM tickets_outbox WHERE JSON_VALUE(payload, '$.ticket_id') = ?`,
+      [ticketId],
+    );
+    return (rows as Array<{ payload: string }>).map((r) => r.payload);
+  };
+
+  it('when a ticket is created, then its event is stored byte for byte as JSON.stringify makes it with the real id', async () => {
+    // Content that looks like the placeholder, with quotes, backslashes and non-ASCII text.
+    const content = 'x","ticket_id":0,"y":"\\"ticket_id\\":0 — é 😀 \u2028 </script>';
+    const events: string[] = [];
+    const outcome = await repo.insert(draft(content), (ticket) => {
+      const e = ticketCreated(ticket);
+      events.push(e.id);
+      return [e];
+    });
+    assert.equal(outcome.kind, 'created');
+    if (outcome.kind !== 'created') return;
+    const id = outcome.ticket.id;
+    assert.ok(id > 0);
+    const stored = await outboxOf(id);
+    assert.equal(stored.length, 1);
+    const expected = ticketCreated(outcome.ticket);
+    const parsed = JSON.parse(stored[0]!) as typeof expected;
+    assert.equal(parsed.id, events[0]);
+    assert.equal(parsed.ticket_id, id);
+    assert.equal(
+      stored[0],
+      JSON.stringify({ ...expected, id: parsed.id, occurred_at: parsed.occurred_at }),
+    );
+    assert.equal((parsed.data as { content: string }).content, content);
+  });
+
+  it('when a change writes several events, then each row gets the id', async () => {
+    const outcome = await repo.insert(draft('two events'), (ticket) => [
+      ticketCreated(ticket),
+      ticketStatusChanged(ticket, 'open', 'in_progress'),
+    ]);
+    assert.equal(outcome.kind, 'created');
+    if (outcome.kind !== 'created') return;
+    const stored = await outboxOf(outcome.ticket.id);
+    assert.deepEqual(stored.map((p) => (JSON.parse(p) as { type: string }).type).sort(), [
+      'tickets.created',
+      'tickets.status_changed',
+    ]);
+  });
+
+  it('when the idempotency key is taken, then the answer is the first ticket, nothing is written and the connection stays usable', async () => {
+    const first = await repo.insert(draft('first', 'key-1'), (t) => [ticketCreated(t)]);
+    assert.equal(first.kind, 'created');
+    if (first.kind !== 'created') return;
+    const count = async () => {
+      const [rows] = await conn.query(
+        'SELECT (SELECT COUNT(*) FROM tickets) AS t, (SELECT COUNT(*) FROM tickets_outbox) AS o',
+      );
+      const r = (rows as Array<{ t: number; o: number }>)[0]!;
+      return { tickets: Number(r.t), outbox: Number(r.o) };
+    };
+    const before = await count();
+    const again = await repo.insert(draft('second', 'key-1'), (t) => [ticketCreated(t)]);
+    assert.deepEqual(again, { kind: 'duplicate', ticketId: first.ticket.id });
+    assert.deepEqual(await count(), before);
+    // The pool's only connection: rolled back, so this insert commits on its own.
+    const next = await repo.insert(draft('third', 'key-2'), (t) => [ticketCreated(t)]);
+    assert.equal(next.kind, 'created');
+    assert.deepEqual(await count(), {
+      tickets: before.tickets + 1,
+      outbox: before.outbox + 1,
+    });
+  });
+
+  it('when a payload has no envelope ticket_id, then splitting it fails instead of guessing', () => {
+    assert.deepEqual(splitAtTicketId('{"id":"e","ticket_id":0,"data":{"ticket_id":0}}'), [
+      '{"id":"e","ticket_id":',
+      ',"data":{"ticket_id":0}}',
+    ]);
+    assert.throws(() => splitAtTicketId('{"id":"e","data":{"content":"\\"ticket_id\\":0"}}'));
+  });
+});
