@@ -2,8 +2,9 @@
 // (gateway, tickets, knowledge, answers, digest) on loopback, against real MariaDB, Redis and
 // NATS (`real`) and/or with the embedded adapters (`embedded`), drives it with autocannon and
 // in-process closed loops, and reports per operation requests/s, p50/p90/p99 latency, errors
-// and peak RSS per process, next to the baselines (a bare Node `http` server, direct gRPC
-// calls that bypass the gateway), the data-scale runs and a soak. Writes
+// and peak RSS per process, next to the baselines (a bare Node `http` server, the same server
+// with one no-op gRPC hop behind it, direct gRPC calls that bypass the gateway), the
+// data-scale runs and a soak. Writes
 // bench/results/<timestamp>.json and .svg. Bounded in requests and time; loopback only.
 //
 //   npm run bench                                   everything, both modes (≈ 40 min)
