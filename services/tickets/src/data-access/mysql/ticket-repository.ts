@@ -130,7 +130,7 @@ export class MysqlTicketRepository implements TicketRepository {
   /**
    * A new ticket and its events in one round trip: START TRANSACTION, the ticket, its outbox
    * rows and COMMIT go as one multi-statement query (they were four round trips, each a socket
-   * write and a wake-up of both processes; about a quarter of a create's CPU). The events are
+   * write and a wake-up of both processes; docs/performance.md has the numbers). The events are
    * serialized before the store assigns the id, with a placeholder in the envelope's
    * `ticket_id` that the statement replaces by the new id, so the payload is byte for byte
    * what JSON.stringify makes of the event with its real id.
