@@ -8,25 +8,15 @@ import {
   splitAtTicketId,
 } from '../src/data-access/mysql/ticket-repository.js';
 import { ticketCreated, ticketStatusChanged } from '../src/domain/events.js';
-import type { TicketDraft } from '../src/domain/ticket.js';
+import { openedTicket, type TicketDraft } from '../src/domain/ticket.js';
 import { createTestDatabase } from '../../../test/support/mysql.js';
 import { testLogger } from './helpers.js';
 
 function draft(content: string, idempotencyKey: string | null = null): TicketDraft {
-  const now = new Date('2026-11-24T10:00:00.123Z');
-  return {
-    orgId: 'acme',
-    content,
-    authorName: null,
-    idempotencyKey,
-    status: 'open',
-    priority: 'medium',
-    category: null,
-    aiSummary: null,
-    aiAnswer: null,
-    createdAt: now,
-    updatedAt: now,
-  };
+  return openedTicket(
+    { orgId: 'acme', content, authorName: null, idempotencyKey },
+    new Date('2026-11-24T10:00:00.123Z'),
+  );
 }
 
 describe('MySQL ticket insert (one round trip)', () => {

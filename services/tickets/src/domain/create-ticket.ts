@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sleep, type Logger } from '@support-agent/shared';
 import { ticketCreated } from './events.js';
 import type { IdempotencyClaim, TicketsDeps } from './ports.js';
-import type { TicketDraft } from './ticket.js';
+import { openedTicket, type TicketDraft } from './ticket.js';
 import { optionalText, requireOrgId, requireText } from './validation.js';
 
 export const CONTENT_MAX = 4000;
@@ -40,20 +40,7 @@ export async function createTicket(
   const authorName = optionalText(input.authorName, 'author_name', AUTHOR_NAME_MAX);
   const idempotencyKey = optionalText(input.idempotencyKey, 'idempotency_key', IDEMPOTENCY_KEY_MAX);
 
-  const now = deps.now();
-  const draft: TicketDraft = {
-    orgId,
-    content,
-    authorName,
-    idempotencyKey,
-    status: 'open',
-    priority: 'medium',
-    category: null,
-    aiSummary: null,
-    aiAnswer: null,
-    createdAt: now,
-    updatedAt: now,
-  };
+  const draft = openedTicket({ orgId, content, authorName, idempotencyKey }, deps.now());
   const result =
     idempotencyKey === null
       ? await insertTicket(deps, draft)

@@ -32,6 +32,23 @@ export interface Ticket {
 /** A ticket before the store has given it an id. */
 export type TicketDraft = Omit<Ticket, 'id'>;
 
+/** A ticket as it is opened: open, medium priority, no labels or answer until triage. */
+export function openedTicket(
+  fields: Pick<TicketDraft, 'orgId' | 'content' | 'authorName' | 'idempotencyKey'>,
+  now: Date,
+): TicketDraft {
+  return {
+    ...fields,
+    status: 'open',
+    priority: 'medium',
+    category: null,
+    aiSummary: null,
+    aiAnswer: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 /** Filters of ListTickets; each one set narrows the result (AND). */
 export interface TicketFilters {
   status?: TicketStatus | undefined;

@@ -152,10 +152,7 @@ export class MysqlTicketRepository implements TicketRepository {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       'SET @ticket_id = LAST_INSERT_ID()',
       ...(outbox.length > 0
-        ? [
-            `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent)
-             VALUES ${outbox.map(() => '(?, ?, CONCAT(?, @ticket_id, ?), ?, ?)').join(', ')}`,
-          ]
+        ? [outboxInsert(outbox.length, '(?, ?, CONCAT(?, @ticket_id, ?), ?, ?)')]
         : []),
       'COMMIT',
     ].join(';\n');
@@ -449,10 +446,12 @@ async function insertEvents(conn: PoolConnection, events: TicketEvent[], at: Dat
     return [m.eventId, m.subject, m.payload, at, m.traceparent ?? null];
   });
   // A prepared statement per row count (one event per write in practice).
-  await conn.execute(
-    `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
-    rows.flat(),
-  );
+  await conn.execute(outboxInsert(rows.length, '(?, ?, ?, ?, ?)'), rows.flat());
+}
+
+/** The outbox INSERT of `rows` rows, each written as `row` (its five columns' values). */
+function outboxInsert(rows: number, row: string): string {
+  return `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent) VALUES ${Array(rows).fill(row).join(', ')}`;
 }
 
 /** The id events are serialized with before the store assigns the real one (ids start at 1). */
