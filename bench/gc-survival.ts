@@ -6,10 +6,9 @@
 // Survivors are what a scavenge copies, so they set its pause; what survives twice is promoted
 // and left to the next full collection.
 //   npx tsx bench/gc-survival.ts [seconds=20] [rate=200]
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import http2 from 'node:http2';
-import { createInterface } from 'node:readline';
+import { ScriptProcess } from './lib/baselines.js';
 
 const seconds = Number(process.argv[2] ?? 20);
 const rate = Number(process.argv[3] ?? 200);
@@ -47,39 +46,27 @@ interface Scavenge {
 }
 
 async function measure(name: keyof typeof SCRIPTS): Promise<void> {
-  let peer: http2.Http2Server | undefined;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
-  if (name === 'http/2 client') {
-    const body = Buffer.alloc(BODY, 120);
-    peer = http2.createServer();
-    peer.on('stream', (st) => {
-      st.resume();
-      st.on('end', () => {
-        st.respond({ ':status': 200 });
-        st.end(body);
-      });
-    });
-    await new Promise<void>((r) => peer!.listen(0, '127.0.0.1', r));
-    env.PEER_PORT = String((peer.address() as { port: number }).port);
-  }
-  const child = spawn(process.execPath, ['--trace-gc', '--trace-gc-nvp', '-e', SCRIPTS[name]], {
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  // The client's peer: the same HTTP/2 server, unmeasured, in a process of its own.
+  const peer =
+    name === 'http/2 client' ? await ScriptProcess.start(SCRIPTS['http/2 server'], {}) : undefined;
   const scavenges: Scavenge[] = [];
-  const lines = createInterface({ input: child.stdout! });
-  const port = await new Promise<number>((resolve) => {
-    lines.on('line', (line) => {
-      if (/^\d+$/.test(line)) resolve(Number(line));
-      if (!line.includes(' gc=s ')) return;
-      const num = (k: string) => Number(new RegExp(`\\b${k}=([0-9.]+)`).exec(line)?.[1] ?? NaN);
-      scavenges.push({
-        pause: num('pause'),
-        allocated: num('allocated'),
-        survived: num('new_space_survived'),
-      });
-    });
-  });
+  const measured = await ScriptProcess.start(
+    SCRIPTS[name],
+    peer ? { PEER_PORT: String(peer.port) } : {},
+    {
+      nodeArgs: ['--trace-gc', '--trace-gc-nvp'],
+      onLine: (line) => {
+        if (!line.includes(' gc=s ')) return;
+        const num = (k: string) => Number(new RegExp(`\\b${k}=([0-9.]+)`).exec(line)?.[1] ?? NaN);
+        scavenges.push({
+          pause: num('pause'),
+          allocated: num('allocated'),
+          survived: num('new_space_survived'),
+        });
+      },
+    },
+  );
+  const port = measured.port;
   const stopAt = Date.now() + seconds * 1000;
   if (name === 'http/2 client') {
     await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -100,9 +87,8 @@ async function measure(name: keyof typeof SCRIPTS): Promise<void> {
     session?.close();
     agent.destroy();
   }
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-  peer?.close();
+  await measured.stop();
+  await peer?.stop();
   // The first collections belong to start-up.
   const steady = scavenges.slice(Math.min(3, Math.floor(scavenges.length / 2)));
   const sum = (f: (s: Scavenge) => number) => steady.reduce((a, s) => a + f(s), 0);

@@ -70,21 +70,31 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `;
 
-/** A Node script in a process of its own that prints its port on its first line. */
-class ScriptProcess {
+/**
+ * A Node script in a process of its own that prints its port on a line of its own (0 when it
+ * listens on none). `nodeArgs` go before the script; `onLine` sees every line it prints.
+ */
+export class ScriptProcess {
   private constructor(
     readonly child: ChildProcess,
     readonly port: number,
   ) {}
 
-  static async start(script: string, env: Record<string, string>): Promise<ScriptProcess> {
-    const child = spawn(process.execPath, ['-e', script], {
+  static async start(
+    script: string,
+    env: Record<string, string>,
+    options: { nodeArgs?: string[]; onLine?: (line: string) => void } = {},
+  ): Promise<ScriptProcess> {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '-e', script], {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout! });
-      lines.once('line', (line) => resolve(Number(line)));
+      lines.on('line', (line) => {
+        if (/^\d+$/.test(line)) resolve(Number(line));
+        options.onLine?.(line);
+      });
       child.once('exit', (code) => reject(new Error(`baseline process exited (${code})`)));
     });
     return new ScriptProcess(child, port);
