@@ -10,3 +10,4 @@ export * from './mysql.js';
 export * from './metrics.js';
 export * from './trace-context.js';
 export * from './dir-lock.js';
+export * from './nats.js';

@@ -11,6 +11,7 @@ import {
   type NatsConnection,
 } from 'nats';
 import {
+  NATS_CLIENT_OPTIONS,
   redactUrl,
   traceHeadersOf,
   withConsumerSpan,
@@ -126,6 +127,7 @@ export class JetStreamTicketEvents implements TicketEventSource {
         this.nc ??= await connect({
           servers: this.url.split(',').map((s) => s.trim()),
           name: 'answers-triage',
+          ...NATS_CLIENT_OPTIONS,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 1_000,
           timeout: 5_000,

@@ -1,7 +1,7 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { connect, DeliverPolicy } from 'nats';
-import { createMysqlPool } from '@support-agent/shared';
+import { createMysqlPool, NATS_CLIENT_OPTIONS } from '@support-agent/shared';
 import type { RowDataPacket } from 'mysql2/promise';
 import type { TicketAggregate } from '../domain/aggregate.js';
 import { weekStartOf } from '../domain/iso-week.js';
@@ -18,6 +18,7 @@ export async function* readTicketStream(url: string): AsyncGenerator<string> {
   const nc = await connect({
     servers: url.split(',').map((s) => s.trim()),
     name: 'digest-backfill',
+    ...NATS_CLIENT_OPTIONS,
     timeout: 5_000,
   });
   try {

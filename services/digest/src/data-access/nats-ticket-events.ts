@@ -9,6 +9,7 @@ import {
   type NatsConnection,
 } from 'nats';
 import {
+  NATS_CLIENT_OPTIONS,
   redactUrl,
   traceHeadersOf,
   withConsumerSpan,
@@ -104,6 +105,7 @@ export class JetStreamTicketEvents implements TicketEventSource {
         this.nc ??= await connect({
           servers: this.url.split(',').map((s) => s.trim()),
           name: 'digest',
+          ...NATS_CLIENT_OPTIONS,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 500,
           timeout: 5_000,

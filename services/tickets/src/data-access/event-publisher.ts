@@ -10,7 +10,13 @@ import {
   type NatsError,
   type StreamConfig,
 } from 'nats';
-import { JsonlJournal, redactUrl, startProducerSpan, type Logger } from '@support-agent/shared';
+import {
+  JsonlJournal,
+  NATS_CLIENT_OPTIONS,
+  redactUrl,
+  startProducerSpan,
+  type Logger,
+} from '@support-agent/shared';
 import type { OutboxMessage } from '../domain/events.js';
 import type { EventPublisher, PublishReport } from '../domain/ports.js';
 
@@ -133,6 +139,7 @@ export class JetStreamPublisher implements EventPublisher {
         const nc = await connect({
           servers: this.url.split(',').map((s) => s.trim()),
           name: 'tickets',
+          ...NATS_CLIENT_OPTIONS,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 500,
           reconnectJitter: 250,
