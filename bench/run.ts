@@ -181,13 +181,8 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
   ];
   const processes = (): ProcessRef[] => [
     ...services(),
-    ...(bare ? [{ name: 'bare-node', pid: bare.pid }] : []),
-    ...(hop
-      ? [
-          { name: 'hop-front', pid: hop.pids.front },
-          { name: 'hop-upstream', pid: hop.pids.upstream },
-        ]
-      : []),
+    ...(bare?.processRefs() ?? []),
+    ...(hop?.processRefs() ?? []),
     // autocannon and the closed loops: they share the two cores too.
     { name: 'load-client', pid: process.pid },
     ...(backends

@@ -38,15 +38,7 @@ try {
   bare = await BareServer.start(sample.text);
   hop = await GrpcHopServer.start(sample.text);
   const processes = (): ProcessRef[] =>
-    meter([
-      ...(bare ? [{ name: 'bare-node', pid: bare.pid }] : []),
-      ...(hop
-        ? [
-            { name: 'hop-front', pid: hop.pids.front },
-            { name: 'hop-upstream', pid: hop.pids.upstream },
-          ]
-        : []),
-    ]);
+    meter([...(bare?.processRefs() ?? []), ...(hop?.processRefs() ?? [])]);
   let q = 0;
   const opts: autocannon.Options = {
     url: stack.baseUrl(),

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { digest, knowledge, tickets } from '@support-agent/proto';
 import { callUnary, createGrpcClient } from '@support-agent/shared';
+import type { ProcessRef } from './measure.js';
 
 /** The bare server, in its own process like every service (so it gets a core of its own). */
 const BARE_SERVER = `
@@ -30,16 +31,19 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
  * slower, so its throughput over the bare server's bounds the ratio any implementation of the
  * design (gateway → gRPC → service) reaches on this machine.
  */
-const HOP_UPSTREAM = `
+const HOP_METHOD = `
 const grpc = require(process.env.GRPC_JS);
-const body = Buffer.from(process.env.BARE_BODY_B64, 'base64');
 const same = (b) => b;
+const hop = {
+  call: { path: '/bench.Hop/Call', requestStream: false, responseStream: false,
+          requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same },
+};
+`;
+
+const HOP_UPSTREAM = `${HOP_METHOD}
+const body = Buffer.from(process.env.BARE_BODY_B64, 'base64');
 const server = new grpc.Server();
-server.addService(
-  { call: { path: '/bench.Hop/Call', requestStream: false, responseStream: false,
-            requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same } },
-  { call: (call, callback) => callback(null, body) },
-);
+server.addService(hop, { call: (call, callback) => callback(null, body) });
 server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => {
   if (err) throw err;
   console.log(port);
@@ -47,14 +51,9 @@ server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p
 process.on('SIGTERM', () => server.tryShutdown(() => process.exit(0)));
 `;
 
-const HOP_FRONT = `
-const grpc = require(process.env.GRPC_JS);
+const HOP_FRONT = `${HOP_METHOD}
 const http = require('node:http');
-const same = (b) => b;
-const Client = grpc.makeGenericClientConstructor({
-  call: { path: '/bench.Hop/Call', requestStream: false, responseStream: false,
-          requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same },
-});
+const Client = grpc.makeGenericClientConstructor(hop);
 const client = new Client('127.0.0.1:' + process.env.HOP_UPSTREAM_PORT, grpc.credentials.createInsecure());
 const ask = Buffer.from('q');
 const server = http.createServer((req, res) => {
@@ -112,8 +111,9 @@ export class ScriptProcess {
 export class BareServer {
   private constructor(private readonly server: ScriptProcess) {}
 
-  get pid(): number | undefined {
-    return this.server.child.pid;
+  /** Its process, for the CPU and RSS meters. */
+  processRefs(): ProcessRef[] {
+    return [{ name: 'bare-node', pid: this.server.child.pid }];
   }
 
   get url(): string {
@@ -142,8 +142,11 @@ export class GrpcHopServer {
   ) {}
 
   /** The front and the upstream, for the CPU and RSS meters. */
-  get pids(): { front: number | undefined; upstream: number | undefined } {
-    return { front: this.front.child.pid, upstream: this.upstream.child.pid };
+  processRefs(): ProcessRef[] {
+    return [
+      { name: 'hop-front', pid: this.front.child.pid },
+      { name: 'hop-upstream', pid: this.upstream.child.pid },
+    ];
   }
 
   get url(): string {

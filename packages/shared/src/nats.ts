@@ -3,8 +3,8 @@
  *
  * `noAsyncTraces`: by default nats.js captures a stack trace (`new Error()`) for every
  * request, JetStream publish and pull, up to three per call, only to decorate the error
- * should that call fail. Measured with a JetStream publish against the local server: 75 µs
- * of client CPU per publish with them, 44 µs without (docs/performance.md). Our errors are
+ * should that call fail. Measured with JetStream publishes against the local server: 66–80 µs
+ * of client CPU per publish with them, 38–46 µs without (docs/performance.md). Our errors are
  * logged by message and code, never by the caller's stack, so nothing is lost.
  */
 export const NATS_CLIENT_OPTIONS = { noAsyncTraces: true } as const;
