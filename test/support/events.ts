@@ -1,4 +1,5 @@
 import { connect } from 'nats';
+import { STREAM_NAME } from '@support-agent/events';
 
 export interface EventEnvelope {
   id: string;
@@ -12,7 +13,7 @@ export interface EventEnvelope {
 /** Reads every message stored in a JetStream stream, in sequence order. */
 export async function readStream(
   natsUrl: string,
-  stream = 'TICKETS',
+  stream = STREAM_NAME,
 ): Promise<Array<{ subject: string; msgId: string | undefined; event: EventEnvelope }>> {
   const nc = await connect({ servers: natsUrl, timeout: 5_000 });
   try {

@@ -3,11 +3,10 @@
 // up, reading MySQL rows, and the calendar arithmetic the contract uses (UTC months, ISO weeks).
 import { randomUUID } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { connect, nanos, RetentionPolicy, StorageType } from 'nats';
+import { connect } from 'nats';
+import { ensureTicketsStream, STREAM_NAME as STREAM } from '@support-agent/events';
 import type { EventEnvelope } from './events.js';
 import { waitFor } from './stack.js';
-
-const STREAM = 'TICKETS';
 
 /** A `tickets.created` envelope exactly as services/tickets/src/domain/events.ts writes it. */
 export function createdEnvelope(
@@ -35,7 +34,7 @@ export function createdEnvelope(
 
 /**
  * Publishes envelopes as the outbox relay does (subject = type, Nats-Msg-Id = id unless
- * `msgId` says otherwise); creates stream TICKETS with the tickets service's settings if
+ * `msgId` says otherwise); creates the stream with the contract's settings if
  * it does not exist yet. Returns how many JetStream dropped as duplicates.
  */
 export async function publishEvents(
@@ -45,16 +44,7 @@ export async function publishEvents(
 ): Promise<{ duplicates: number }> {
   const nc = await connect({ servers: natsUrl, timeout: 5_000 });
   try {
-    const jsm = await nc.jetstreamManager();
-    await jsm.streams.info(STREAM).catch(() =>
-      jsm.streams.add({
-        name: STREAM,
-        subjects: ['tickets.>'],
-        storage: StorageType.File,
-        retention: RetentionPolicy.Limits,
-        duplicate_window: nanos(2 * 60_000),
-      }),
-    );
+    await ensureTicketsStream(await nc.jetstreamManager(), { replicas: 1, update: false });
     const js = nc.jetstream();
     let duplicates = 0;
     for (const e of events) {

@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerUnaryCall, sendUnaryData, ServiceError } from '@grpc/grpc-js';
 import mysql from 'mysql2/promise';
-import { connect, nanos, RetentionPolicy, StorageType, type NatsConnection } from 'nats';
+import { connect, type NatsConnection } from 'nats';
+import { ensureTicketsStream } from '@support-agent/events';
 import {
   callUnary,
   createGrpcClient,
@@ -232,20 +233,7 @@ export class EventPublisher {
 
   static async connect(url: string): Promise<EventPublisher> {
     const nc = await connect({ servers: url, timeout: 5_000 });
-    const jsm = await nc.jetstreamManager();
-    try {
-      await jsm.streams.info('TICKETS');
-    } catch {
-      await jsm.streams
-        .add({
-          name: 'TICKETS',
-          subjects: ['tickets.>'],
-          storage: StorageType.File,
-          retention: RetentionPolicy.Limits,
-          duplicate_window: nanos(2 * 60 * 1000),
-        })
-        .catch(() => undefined);
-    }
+    await ensureTicketsStream(await nc.jetstreamManager(), { replicas: 1, update: false });
     return new EventPublisher(nc);
   }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { connect, nanos, StorageType, type NatsConnection } from 'nats';
+import { connect, type NatsConnection } from 'nats';
+import { ensureTicketsStream } from '@support-agent/events';
 
 /** A tickets.created envelope as the tickets service publishes it (DESIGN.md §4). */
 export function ticketCreated(
@@ -34,19 +35,7 @@ export class EventPublisher {
 
   static async connect(url: string): Promise<EventPublisher> {
     const nc = await connect({ servers: url, timeout: 5_000 });
-    const jsm = await nc.jetstreamManager();
-    try {
-      await jsm.streams.info('TICKETS');
-    } catch {
-      await jsm.streams
-        .add({
-          name: 'TICKETS',
-          subjects: ['tickets.>'],
-          storage: StorageType.File,
-          duplicate_window: nanos(120_000),
-        })
-        .catch(() => undefined);
-    }
+    await ensureTicketsStream(await nc.jetstreamManager(), { replicas: 1, update: false });
     return new EventPublisher(nc);
   }
 
