@@ -66,7 +66,10 @@ export class JetStreamTicketConsumer implements TicketEventSource {
 
   start(handle: DeliveryHandler, onInvalid?: InvalidEventHook): void {
     this.running ??= this.run(handle, onInvalid).catch((err: unknown) => {
-      this.logger.error({ err, consumer: this.name }, 'ticket events consumer stopped unexpectedly');
+      this.logger.error(
+        { err, consumer: this.name },
+        'ticket events consumer stopped unexpectedly',
+      );
     });
   }
 

@@ -17,7 +17,11 @@ import {
 export const STREAM_NAME = 'TICKETS';
 
 /** The event types; each is published on the subject of its name. */
-export const EVENT_TYPES = ['tickets.created', 'tickets.triaged', 'tickets.status_changed'] as const;
+export const EVENT_TYPES = [
+  'tickets.created',
+  'tickets.triaged',
+  'tickets.status_changed',
+] as const;
 export type TicketEventType = (typeof EVENT_TYPES)[number];
 
 /** Every subject of the stream (and the filter of a consumer that wants every type). */

@@ -1,11 +1,7 @@
 import { join } from 'node:path';
 import { createLogger, redactUrl, startGrpcServer, type Logger } from '@support-agent/shared';
 import { tickets } from '@support-agent/proto';
-import {
-  eventFilePath,
-  JetStreamEventPublisher,
-  JsonlEventPublisher,
-} from '@support-agent/events';
+import { eventFilePath, JetStreamEventPublisher, JsonlEventPublisher } from '@support-agent/events';
 import type { TicketsConfig } from './config.js';
 import { CursorCodec } from './domain/cursor.js';
 import type {
