@@ -5,6 +5,8 @@ import { REPLAY_CONSUMER, STREAM_NAME } from './contract.js';
 import { connectNats, isNotFound } from './jetstream.js';
 
 const FETCH_BATCH = 256;
+/** Empty fetches in a row, with messages still stored, after which the replay gives up. */
+const MAX_IDLE_FETCHES = 30;
 
 /**
  * The body of every message of the stream from sequence 1 up to the last one stored when the
@@ -13,9 +15,10 @@ const FETCH_BATCH = 256;
 export async function* replayTicketStream(url: string): AsyncGenerator<string> {
   const nc = await connectNats(url, 'ticket-events-replay', { timeout: 5_000 });
   try {
+    const jsm = await nc.jetstreamManager();
     let last: number;
     try {
-      const info = await (await nc.jetstreamManager()).streams.info(STREAM_NAME);
+      const info = await jsm.streams.info(STREAM_NAME);
       if (info.state.messages === 0) return;
       last = info.state.last_seq;
     } catch (err) {
@@ -35,8 +38,11 @@ export async function* replayTicketStream(url: string): AsyncGenerator<string> {
         if (seq >= last) break;
       }
       idleFetches = got === 0 ? idleFetches + 1 : 0;
-      // Messages up to `last` were deleted (limits): nothing more will come.
-      if (idleFetches >= 3) break;
+      if (idleFetches === 0) continue;
+      // An empty fetch: either the rest up to `last` was deleted meanwhile (limits), and nothing
+      // more will come, or the server was slow (a loaded machine): then keep fetching.
+      const first = (await jsm.streams.info(STREAM_NAME)).state.first_seq;
+      if (first > last || idleFetches >= MAX_IDLE_FETCHES) break;
     }
   } finally {
     await nc.close();
