@@ -17,12 +17,12 @@ import {
 } from './delivery.js';
 import {
   connectNats,
+  drainBounded,
   ensureTicketsStream,
   isAlreadyCreated,
   isMissingConsumer,
   isNotFound,
 } from './jetstream.js';
-import { drainBounded } from './publisher.js';
 
 export interface JetStreamConsumerOptions {
   consumer: DurableConsumer;

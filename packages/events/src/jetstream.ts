@@ -23,6 +23,18 @@ export function connectNats(
   });
 }
 
+/** Drains a connection (flushing what was sent), bounded: a drain cannot finish while disconnected. */
+export async function drainBounded(nc: NatsConnection, ms: number): Promise<void> {
+  if (nc.isClosed()) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    nc.drain().catch(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
+  if (!nc.isClosed()) await nc.close().catch(() => undefined);
+}
+
 function apiErrorCode(err: unknown): number | undefined {
   return (err as { api_error?: { err_code?: number } } | undefined)?.api_error?.err_code;
 }

@@ -9,7 +9,7 @@ import {
   type Logger,
 } from '@support-agent/shared';
 import { STREAM_NAME } from './contract.js';
-import { connectNats, ensureTicketsStream } from './jetstream.js';
+import { connectNats, drainBounded, ensureTicketsStream } from './jetstream.js';
 import { invalidEvents } from './metrics.js';
 import { parseTicketEvent, type TicketEnvelope } from './schemas.js';
 
@@ -246,18 +246,6 @@ export class JetStreamEventPublisher implements EventPublisher {
     });
     this.streamReady = true;
   }
-}
-
-/** Drains a connection (flushing what was sent), bounded: a drain cannot finish while disconnected. */
-export async function drainBounded(nc: NatsConnection, ms: number): Promise<void> {
-  if (nc.isClosed()) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    nc.drain().catch(() => undefined),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
-  ]);
-  clearTimeout(timer);
-  if (!nc.isClosed()) await nc.close().catch(() => undefined);
 }
 
 /**
