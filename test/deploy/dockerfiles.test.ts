@@ -16,6 +16,17 @@ const PORTS: Record<string, number> = {
   digest: 50054,
 };
 
+/** packages/<x> for each workspace package (other than shared and proto) a service depends on. */
+function workspacePackages(service: string): string[] {
+  const manifest = JSON.parse(
+    readFileSync(path.join(ROOT, 'services', service, 'package.json'), 'utf8'),
+  ) as { dependencies?: Record<string, string> };
+  return Object.keys(manifest.dependencies ?? {})
+    .filter((d) => d.startsWith('@support-agent/'))
+    .map((d) => `packages/${d.slice('@support-agent/'.length)}`)
+    .filter((p) => p !== 'packages/shared' && p !== 'packages/proto');
+}
+
 const serviceDirs = readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
   .filter((e) => e.isDirectory() && existsSync(path.join(ROOT, 'services', e.name, 'package.json')))
   .map((e) => e.name)
@@ -66,13 +77,18 @@ describe('Dockerfiles', () => {
         );
       });
 
-      it('when the runtime image is assembled, then it holds node_modules and the built shared, proto and service', () => {
+      it('when the runtime image is assembled, then it holds node_modules and the built shared, proto, the other packages it depends on and service', () => {
         const copies = df.runtime.stage.instructions
           .filter((i) => i.keyword === 'COPY' && i.args.startsWith('--from='))
           .map((i) => i.args);
         const expected = [
           '--from=deps /app/node_modules ./node_modules',
-          ...['packages/shared', 'packages/proto', `services/${name}`].flatMap((p) => [
+          ...[
+            'packages/shared',
+            'packages/proto',
+            ...workspacePackages(name),
+            `services/${name}`,
+          ].flatMap((p) => [
             `--from=deps /app/${p}/node_modules ./${p}/node_modules`,
             `--from=build /app/${p}/package.json ./${p}/`,
             `--from=build /app/${p}/dist ./${p}/dist`,

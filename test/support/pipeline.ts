@@ -1,69 +1,29 @@
 // Helpers for end-to-end tests of the event pipeline (tickets → JetStream → answers / digest):
 // publishing envelopes the way the tickets outbox relay does, watching durable consumers catch
 // up, reading MySQL rows, and the calendar arithmetic the contract uses (UTC months, ISO weeks).
-import { randomUUID } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { connect, nanos, RetentionPolicy, StorageType } from 'nats';
-import type { EventEnvelope } from './events.js';
+import { connect } from 'nats';
+import { STREAM_NAME as STREAM } from '@support-agent/events';
+import { StreamPublisher, type EventEnvelope } from './events.js';
 import { waitFor } from './stack.js';
 
-const STREAM = 'TICKETS';
-
-/** A `tickets.created` envelope exactly as services/tickets/src/domain/events.ts writes it. */
-export function createdEnvelope(
-  orgId: string,
-  ticketId: number,
-  content: string,
-  createdAt: Date,
-): EventEnvelope {
-  return {
-    id: randomUUID(),
-    type: 'tickets.created',
-    org_id: orgId,
-    ticket_id: ticketId,
-    occurred_at: createdAt.toISOString(),
-    data: {
-      content,
-      author_name: null,
-      status: 'open',
-      priority: 'medium',
-      category: null,
-      created_at: createdAt.toISOString(),
-    },
-  };
-}
+export { createdEnvelope } from './events.js';
 
 /**
  * Publishes envelopes as the outbox relay does (subject = type, Nats-Msg-Id = id unless
- * `msgId` says otherwise); creates stream TICKETS with the tickets service's settings if
- * it does not exist yet. Returns how many JetStream dropped as duplicates.
+ * `msgId` says otherwise); creates the stream with the contract's settings if it does not
+ * exist yet. Returns how many JetStream dropped as duplicates.
  */
 export async function publishEvents(
   natsUrl: string,
   events: EventEnvelope[],
   msgId: (e: EventEnvelope) => string = (e) => e.id,
 ): Promise<{ duplicates: number }> {
-  const nc = await connect({ servers: natsUrl, timeout: 5_000 });
+  const publisher = await StreamPublisher.connect(natsUrl);
   try {
-    const jsm = await nc.jetstreamManager();
-    await jsm.streams.info(STREAM).catch(() =>
-      jsm.streams.add({
-        name: STREAM,
-        subjects: ['tickets.>'],
-        storage: StorageType.File,
-        retention: RetentionPolicy.Limits,
-        duplicate_window: nanos(2 * 60_000),
-      }),
-    );
-    const js = nc.jetstream();
-    let duplicates = 0;
-    for (const e of events) {
-      const ack = await js.publish(e.type, JSON.stringify(e), { msgID: msgId(e), timeout: 5_000 });
-      if (ack.duplicate) duplicates++;
-    }
-    return { duplicates };
+    return await publisher.publish(events, msgId);
   } finally {
-    await nc.close();
+    await publisher.close();
   }
 }
 

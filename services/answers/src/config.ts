@@ -27,7 +27,7 @@ export const configSchema = z
     TICKETS_ADDR: hostPort.prefault('127.0.0.1:50051'),
     /** mysql://user:pass@host:port/db — deflection ledger and org policies. */
     MYSQL_URL: url(['mysql://']),
-    /** nats://host:port[,nats://…] — JetStream stream TICKETS, consumer answers-triage. */
+    /** nats://host:port[,nats://…] — ticket events, durable consumer answers-triage (packages/events). */
     NATS_URL: url(['nats://', 'tls://']),
     /** With OPENAI_BASE_URL or alone: the `openai` client answers and labels; unset = built-in providers. */
     OPENAI_API_KEY: z.string().optional(),
@@ -55,7 +55,7 @@ export const configSchema = z
     TRIAGE_CONCURRENCY: int(1, 64, 4),
     /** JetStream redelivers an event not acknowledged within this (progress is signalled while an LLM works). */
     TRIAGE_ACK_WAIT_MS: int(1_000, 3_600_000, 30_000),
-    /** Replicas of the TICKETS stream if this service is the one creating it (3 on a NATS cluster). */
+    /** Replicas of the ticket events stream if this service is the one creating it (3 on a NATS cluster). */
     NATS_STREAM_REPLICAS: int(1, 5, 1),
     MYSQL_POOL_SIZE: int(1, 500, 20),
     /** In-flight calls and triage get this long to finish at shutdown. */

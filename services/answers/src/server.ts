@@ -2,20 +2,14 @@ import { join } from 'node:path';
 import { createLogger, redactUrl, startGrpcServer, type Logger } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
 import { llmConfigured, type AnswersConfig } from './config.js';
-import type {
-  DeflectionLedger,
-  LanguageModel,
-  PolicyStore,
-  TicketEventSource,
-} from './domain/ports.js';
+import { openTicketEventSource, TRIAGE_CONSUMER } from '@support-agent/events';
+import type { DeflectionLedger, LanguageModel, PolicyStore } from './domain/ports.js';
 import type { TriageDeps } from './domain/triage.js';
 import { loadTriageModel } from './domain/triage-model.js';
 import { EmbeddedLedger } from './data-access/embedded-ledger.js';
-import { JsonlTicketEvents } from './data-access/embedded-ticket-events.js';
 import { ExtractiveModel } from './data-access/extractive-llm.js';
 import { KnowledgeClient } from './data-access/knowledge-client.js';
 import { MysqlLedger } from './data-access/mysql-ledger.js';
-import { JetStreamTicketEvents } from './data-access/nats-ticket-events.js';
 import { OpenAiModel } from './data-access/openai-llm.js';
 import { TicketsClient } from './data-access/tickets-client.js';
 import { createAnswersHandlers } from './entry-points/grpc/answers-handlers.js';
@@ -120,7 +114,24 @@ export async function start(
     });
     closers.push(() => grpc.stop(0));
 
-    const consumer = new TriageConsumer(openEventSource(config, logger), deps, logger);
+    const events = openTicketEventSource(
+      {
+        consumer: TRIAGE_CONSUMER,
+        natsUrl: config.NATS_URL,
+        dataDir: config.DATA_DIR,
+        concurrency: config.TRIAGE_CONCURRENCY,
+        ackWaitMs: config.TRIAGE_ACK_WAIT_MS,
+        replicas: config.NATS_STREAM_REPLICAS,
+        // Each line's offset is saved: a crash re-triages at most the batch in hand.
+        file: {
+          offsetFile: join(config.DATA_DIR, 'answers', 'triage-offset.json'),
+          concurrency: config.TRIAGE_CONCURRENCY,
+          saveEvery: 1,
+        },
+      },
+      logger,
+    );
+    const consumer = new TriageConsumer(events, deps, logger);
     consumer.start();
     closers.push(() => consumer.stop());
     const lagTimer = setInterval(() => void consumer.refreshLag(), LAG_POLL_MS);
@@ -161,22 +172,6 @@ async function openLedger(
     return MysqlLedger.open(config.MYSQL_URL, logger, { poolSize: config.MYSQL_POOL_SIZE });
   }
   return EmbeddedLedger.open(join(config.DATA_DIR, 'answers'), logger);
-}
-
-function openEventSource(config: AnswersConfig, logger: Logger): TicketEventSource {
-  if (config.NATS_URL) {
-    return new JetStreamTicketEvents(config.NATS_URL, logger, {
-      concurrency: config.TRIAGE_CONCURRENCY,
-      replicas: config.NATS_STREAM_REPLICAS,
-      ackWaitMs: config.TRIAGE_ACK_WAIT_MS,
-    });
-  }
-  return new JsonlTicketEvents(
-    join(config.DATA_DIR, 'events', 'tickets.jsonl'),
-    join(config.DATA_DIR, 'answers', 'triage-offset.json'),
-    logger,
-    { concurrency: config.TRIAGE_CONCURRENCY },
-  );
 }
 
 /**

@@ -12,8 +12,8 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { createLogger } from '@support-agent/shared';
 import { startTracing } from '@support-agent/shared/tracing';
 import { connect, headers, type NatsConnection } from 'nats';
+import { JetStreamTicketConsumer, TRIAGE_CONSUMER } from '@support-agent/events';
 import { startNats, type NatsHandle } from '../../../test/support/backends.js';
-import { JetStreamTicketEvents } from '../src/data-access/nats-ticket-events.js';
 import { EventPublisher, ticketCreated } from './support/events.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -24,7 +24,7 @@ describe('trace context of ticket events', () => {
   let dir: string;
   let nats: NatsHandle;
   let nc: NatsConnection;
-  let source: JetStreamTicketEvents;
+  let source: JetStreamTicketConsumer;
 
   before(async () => {
     await startTracing({ instrument: false, spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -43,13 +43,14 @@ describe('trace context of ticket events', () => {
 
   it('when an event carries a traceparent header, then it is handled in a consumer span of that trace', async () => {
     const seen: Array<{ traceId: string | undefined; ticketId: number }> = [];
-    source = new JetStreamTicketEvents(nats.url, createLogger('test', 'silent'), {
+    source = new JetStreamTicketConsumer(nats.url, createLogger('test', 'silent'), {
+      consumer: TRIAGE_CONSUMER,
+      ackWaitMs: 30_000,
       concurrency: 1,
       replicas: 1,
       pullExpiresMs: 1_000,
     });
-    source.start(async (delivery) => {
-      const event = JSON.parse(delivery.data) as { ticket_id: number };
+    source.start(async ({ event }) => {
       seen.push({
         traceId: trace.getActiveSpan()?.spanContext().traceId,
         ticketId: event.ticket_id,

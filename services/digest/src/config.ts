@@ -7,6 +7,7 @@ import {
   port,
   z,
 } from '@support-agent/shared';
+import { DIGEST_CONSUMER } from '@support-agent/events';
 import { scheduleOffsetMinutes, WEEK_MINUTES, WEEKDAYS } from './domain/schedule.js';
 
 const url = (schemes: string[]) =>
@@ -35,7 +36,7 @@ export const configSchema = z
     KNOWLEDGE_ADDR: hostPort.prefault('127.0.0.1:50052'),
     /** mysql://user:pass@host:port/db — aggregates, digests, schedule lease and runs. */
     MYSQL_URL: url(['mysql://']),
-    /** nats://host:port[,nats://…] — JetStream stream TICKETS, durable consumer digest-aggregator. */
+    /** nats://host:port[,nats://…] — ticket events, durable consumer DIGEST_CONSUMER_NAME (packages/events). */
     NATS_URL: url(['nats://', 'tls://']),
     /** With OPENAI_BASE_URL or alone: the `openai` client writes the topic answers; unset = extractive. */
     OPENAI_API_KEY: z.string().optional(),
@@ -77,11 +78,11 @@ export const configSchema = z
     ...metricsEnv,
     /** The former name of METRICS_PORT, still honoured (and preferred when both are set). */
     DIGEST_METRICS_PORT: port.optional(),
-    /** Durable consumer name on stream TICKETS. */
+    /** Durable consumer name on the ticket events stream. */
     DIGEST_CONSUMER_NAME: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only')
-      .default('digest-aggregator'),
+      .default(DIGEST_CONSUMER.name),
     /**
      * Events applied at the same time. 4: one at a time left the consumer waiting on each
      * event's round trips and commit; 4 worked a backlog off 20–30 % faster, with less CPU per
@@ -94,7 +95,7 @@ export const configSchema = z
     DIGEST_PULL_EXPIRES_MS: int(1_000, 60_000, 2_000),
     /** How often consumer lag (digest_consumer_pending) is refreshed. */
     DIGEST_LAG_POLL_MS: int(100, 600_000, 5_000),
-    /** Replicas of the TICKETS stream if this service is the one creating it (3 on a NATS cluster). */
+    /** Replicas of the ticket events stream if this service is the one creating it (3 on a NATS cluster). */
     NATS_STREAM_REPLICAS: int(1, 5, 1),
 
     /** `auto`: knowledge's EmbeddingsService, falling back to the built-in lexical embeddings; `lexical`: built-in only. */

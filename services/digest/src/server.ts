@@ -3,15 +3,18 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, serveMetrics, startGrpcServer, type Logger } from '@support-agent/shared';
 import { digest } from '@support-agent/proto';
+import {
+  DIGEST_CONSUMER,
+  openTicketEventSource,
+  type TicketEventSource,
+} from '@support-agent/events';
 import { llmConfigured, metricsPort, scheduleOffset, type DigestConfig } from './config.js';
 import { buildDigest, type BuildDigestDeps, type DigestSettings } from './domain/build-digest.js';
-import type { DigestRepository, TicketEventSource } from './domain/ports.js';
+import type { DigestRepository } from './domain/ports.js';
 import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
-import { JsonlTicketEvents } from './data-access/jsonl-ticket-events.js';
 import { FallbackEmbedder, KnowledgeClient } from './data-access/knowledge-client.js';
 import { LexicalEmbeddings } from './data-access/lexical-embeddings.js';
 import { MysqlDigestRepository } from './data-access/mysql/digest-repository.js';
-import { JetStreamTicketEvents } from './data-access/nats-ticket-events.js';
 import { OpenAiSummarizer } from './data-access/openai-summarizer.js';
 import { TicketEventsConsumer } from './entry-points/events/ticket-events-consumer.js';
 import { createDigestHandlers } from './entry-points/grpc/digest-handlers.js';
@@ -182,18 +185,23 @@ export async function openRepository(
 }
 
 function openEventSource(config: DigestConfig, logger: Logger): TicketEventSource {
-  if (config.NATS_URL) {
-    return new JetStreamTicketEvents(config.NATS_URL, logger, {
-      consumerName: config.DIGEST_CONSUMER_NAME,
+  return openTicketEventSource(
+    {
+      consumer: { ...DIGEST_CONSUMER, name: config.DIGEST_CONSUMER_NAME },
+      natsUrl: config.NATS_URL,
+      dataDir: config.DATA_DIR,
       concurrency: config.DIGEST_CONSUMER_CONCURRENCY,
-      replicas: config.NATS_STREAM_REPLICAS,
       ackWaitMs: config.DIGEST_ACK_WAIT_MS,
+      replicas: config.NATS_STREAM_REPLICAS,
       pullExpiresMs: config.DIGEST_PULL_EXPIRES_MS,
-    });
-  }
-  return new JsonlTicketEvents(
-    join(config.DATA_DIR, 'events', 'tickets.jsonl'),
-    join(config.DATA_DIR, 'digest', 'events.offset'),
+      // One line at a time (the embedded store applies synchronously), the offset saved every
+      // 100 lines: lines handled again after a crash are recognised by event id.
+      file: {
+        offsetFile: join(config.DATA_DIR, 'digest', 'events.offset'),
+        concurrency: 1,
+        saveEvery: 100,
+      },
+    },
     logger,
   );
 }

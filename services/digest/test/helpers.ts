@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerUnaryCall, sendUnaryData, ServiceError } from '@grpc/grpc-js';
 import mysql from 'mysql2/promise';
-import { connect, nanos, RetentionPolicy, StorageType, type NatsConnection } from 'nats';
+import { createdEnvelope } from '../../../test/support/events.js';
 import {
   callUnary,
   createGrpcClient,
@@ -153,21 +153,7 @@ export function createdEvent(
   content: string,
   createdAt: Date,
 ): TicketEventEnvelope {
-  return {
-    id: randomUUID(),
-    type: 'tickets.created',
-    org_id: orgId,
-    ticket_id: ticketId,
-    occurred_at: createdAt.toISOString(),
-    data: {
-      content,
-      author_name: null,
-      status: 'open',
-      priority: 'medium',
-      category: null,
-      created_at: createdAt.toISOString(),
-    },
-  };
+  return createdEnvelope(orgId, ticketId, content, createdAt);
 }
 
 export function triagedEvent(
@@ -227,46 +213,7 @@ export function ticketEvents(
 }
 
 /** Publishes to JetStream the way the tickets outbox relay does (subject = type, Nats-Msg-Id = id). */
-export class EventPublisher {
-  private constructor(private readonly nc: NatsConnection) {}
-
-  static async connect(url: string): Promise<EventPublisher> {
-    const nc = await connect({ servers: url, timeout: 5_000 });
-    const jsm = await nc.jetstreamManager();
-    try {
-      await jsm.streams.info('TICKETS');
-    } catch {
-      await jsm.streams
-        .add({
-          name: 'TICKETS',
-          subjects: ['tickets.>'],
-          storage: StorageType.File,
-          retention: RetentionPolicy.Limits,
-          duplicate_window: nanos(2 * 60 * 1000),
-        })
-        .catch(() => undefined);
-    }
-    return new EventPublisher(nc);
-  }
-
-  /** Publishes each event; `msgId` overrides Nats-Msg-Id (a republish after the duplicate window). */
-  async publish(
-    events: TicketEventEnvelope[],
-    msgId: (e: TicketEventEnvelope) => string = (e) => e.id,
-  ): Promise<{ duplicates: number }> {
-    const js = this.nc.jetstream();
-    let duplicates = 0;
-    for (const e of events) {
-      const ack = await js.publish(e.type, JSON.stringify(e), { msgID: msgId(e), timeout: 5_000 });
-      if (ack.duplicate) duplicates++;
-    }
-    return { duplicates };
-  }
-
-  async close(): Promise<void> {
-    await this.nc.close();
-  }
-}
+export { StreamPublisher as EventPublisher } from '../../../test/support/events.js';
 
 // ---------------------------------------------------------------------------------------------
 // MySQL

@@ -25,7 +25,7 @@ export const configSchema = z
     MYSQL_URL: url('mysql://'),
     /** redis://host:port — idempotency lock and cache (optional for correctness, not for speed). */
     REDIS_URL: url('redis'),
-    /** nats://host:port[,nats://…] — JetStream stream TICKETS. */
+    /** nats://host:port[,nats://…] — JetStream, where ticket events are published (packages/events). */
     NATS_URL: url('nats://'),
     /** Allow embedded adapters for unset backend URLs. */
     EMBEDDED: boolFlag.default(false),
@@ -43,7 +43,7 @@ export const configSchema = z
     OUTBOX_RETENTION_HOURS: positiveInt(1, 24 * 365, 24),
     /** Wait for each JetStream PubAck this long. */
     NATS_PUBLISH_TIMEOUT_MS: positiveInt(100, 60_000, 5_000),
-    /** Replicas of the TICKETS stream when this service creates it (3 on a NATS cluster). */
+    /** Replicas of the ticket events stream when this service creates it (3 on a NATS cluster). */
     NATS_STREAM_REPLICAS: positiveInt(1, 5, 1),
     /** How long an idempotency key → ticket id answer stays cached in Redis. */
     IDEMPOTENCY_CACHE_TTL_HOURS: positiveInt(1, 24 * 30, 24),

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { createLogger, redactUrl, startGrpcServer, type Logger } from '@support-agent/shared';
 import { tickets } from '@support-agent/proto';
+import { eventFilePath, JetStreamEventPublisher, JsonlEventPublisher } from '@support-agent/events';
 import type { TicketsConfig } from './config.js';
 import { CursorCodec } from './domain/cursor.js';
 import type {
@@ -10,7 +11,6 @@ import type {
   TicketsDeps,
 } from './domain/ports.js';
 import { EmbeddedTicketRepository } from './data-access/embedded/ticket-repository.js';
-import { JetStreamPublisher, JsonlEventPublisher } from './data-access/event-publisher.js';
 import {
   InMemoryIdempotencyStore,
   RedisIdempotencyStore,
@@ -129,13 +129,13 @@ async function openAdapters(
 
   let publisher: EventPublisher;
   if (config.NATS_URL) {
-    publisher = new JetStreamPublisher(config.NATS_URL, logger, {
+    publisher = new JetStreamEventPublisher(config.NATS_URL, logger, {
       publishTimeoutMs: config.NATS_PUBLISH_TIMEOUT_MS,
       replicas: config.NATS_STREAM_REPLICAS,
     });
   } else {
-    publisher = new JsonlEventPublisher(join(dataDir, 'events', 'tickets.jsonl'));
-    logger.info({ file: join(dataDir, 'events', 'tickets.jsonl') }, 'events: embedded JSONL file');
+    publisher = new JsonlEventPublisher(eventFilePath(dataDir), logger);
+    logger.info({ file: eventFilePath(dataDir) }, 'events: embedded JSONL file');
   }
   closers.push(() => publisher.close());
 

@@ -133,27 +133,3 @@ export interface TicketsPort {
   /** Idempotent by eventId on the tickets side; `applied` is false for a repeat. */
   applyTriage(report: TriageReport): Promise<{ applied: boolean }>;
 }
-
-/** One delivery of a ticket event, from JetStream or the embedded JSONL file. */
-export interface EventDelivery {
-  /** The serialized envelope. */
-  data: string;
-  /** 1 on first delivery, then 2, 3, … */
-  attempt: number;
-}
-
-/** What to do with a delivery once handled. */
-export type Disposition =
-  | { kind: 'ack' }
-  /** Deliver again after the delay. */
-  | { kind: 'retry'; delayMs: number }
-  /** Never deliver again (malformed or permanently rejected); acknowledged and logged. */
-  | { kind: 'drop'; reason: string };
-
-/** A durable stream of ticket events; stop() stops fetching and waits for deliveries in hand. */
-export interface TicketEventSource {
-  start(handle: (delivery: EventDelivery) => Promise<Disposition>): void;
-  stop(): Promise<void>;
-  /** Events not yet handled (the triage_consumer_pending gauge); undefined when unknown. */
-  backlog(): Promise<number | undefined>;
-}

@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { AppError, invalidRequest } from '@support-agent/shared';
+import type { TicketEventOf } from '@support-agent/events';
 import {
   anyRelevant,
   describe,
@@ -24,23 +24,8 @@ const CLASSIFY_MAX = 100_000;
 /** What tickets stores at most as ai_answer. */
 const AI_ANSWER_MAX = 20_000;
 
-/** The tickets.created envelope (DESIGN.md §4); unknown fields are ignored. */
-export const ticketCreatedEvent = z.object({
-  id: z.string().min(1).max(64),
-  type: z.literal('tickets.created'),
-  org_id: z.string().min(1).max(64),
-  ticket_id: z.coerce.number().int().positive(),
-  occurred_at: z.string().optional(),
-  data: z.object({
-    content: z.string(),
-    author_name: z.string().nullish(),
-    status: z.string().optional(),
-    priority: z.string().optional(),
-    category: z.string().nullish(),
-    created_at: z.string().optional(),
-  }),
-});
-export type TicketCreatedEvent = z.infer<typeof ticketCreatedEvent>;
+/** A tickets.created event, as the events contract parses it (packages/events). */
+export type TicketCreatedEvent = TicketEventOf<'tickets.created'>;
 
 export interface LabelResult extends TicketLabels {
   provider: string;

@@ -2,23 +2,19 @@
 // Rebuilds the digest aggregates from scratch:
 //
 //   node services/digest/dist/cli/backfill.js --from-stream
-//       replays stream TICKETS from sequence 1 (NATS_URL), or DATA_DIR/events/tickets.jsonl
+//       replays the ticket events stream from sequence 1 (NATS_URL), or DATA_DIR/events/tickets.jsonl
 //       when embedded (EMBEDDED=true without NATS_URL)
 //   node services/digest/dist/cli/backfill.js --from-mysql <tickets MYSQL_URL>
 //       reads the tickets service's `tickets` table
 //
 // The aggregates go to MYSQL_URL (or, with EMBEDDED=true, to DATA_DIR/digest, which needs the
 // embedded service stopped). Digests are not touched; rebuild them with BuildDigest.
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger, redactUrl, runMain } from '@support-agent/shared';
 import { loadDigestConfig } from '../config.js';
 import { rebuildFromEvents, rebuildFromSnapshots } from '../domain/backfill.js';
-import {
-  readEventFile,
-  readTicketStream,
-  readTicketsTable,
-} from '../data-access/backfill-sources.js';
+import { eventFilePath, replayEventFile, replayTicketStream } from '@support-agent/events';
+import { readTicketsTable } from '../data-access/backfill-sources.js';
 import { openRepository } from '../server.js';
 
 const USAGE = 'usage: backfill.js --from-stream | --from-mysql <tickets MYSQL_URL>';
@@ -51,8 +47,8 @@ runMain('digest-backfill', async () => {
     let report: Record<string, unknown>;
     if (fromStream) {
       const source = config.NATS_URL
-        ? readTicketStream(config.NATS_URL)
-        : readEventFile(join(config.DATA_DIR, 'events', 'tickets.jsonl'));
+        ? replayTicketStream(config.NATS_URL)
+        : replayEventFile(eventFilePath(config.DATA_DIR));
       logger.info(
         { source: config.NATS_URL ? redactUrl(config.NATS_URL) : 'events/tickets.jsonl' },
         'replaying ticket events',

@@ -111,24 +111,3 @@ export interface TopicSummarizer {
   readonly name: string;
   summarize(topics: TopicToSummarize[], timeoutMs: number): Promise<Array<string | undefined>>;
 }
-
-/** One delivery of a ticket event from the broker or the embedded file. */
-export interface EventDelivery {
-  data: string;
-  /** 1 on first delivery. */
-  attempt: number;
-}
-
-export type Disposition =
-  { kind: 'ack' } | { kind: 'retry'; delayMs: number } | { kind: 'drop'; reason: string };
-
-export type DeliveryHandler = (delivery: EventDelivery) => Promise<Disposition>;
-
-/** A durable source of ticket events (JetStream consumer or the embedded file tail). */
-export interface TicketEventSource {
-  start(handle: DeliveryHandler): void;
-  /** Stops pulling, lets the in-flight event finish, closes the connection. */
-  stop(): Promise<void>;
-  /** Events not yet delivered plus delivered-but-unacknowledged ones; undefined when unknown (broker down). */
-  backlog(): Promise<number | undefined>;
-}

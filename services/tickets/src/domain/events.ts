@@ -1,46 +1,28 @@
-import { randomUUID } from 'node:crypto';
-import { currentTraceparent, toRfc3339 } from '@support-agent/shared';
+import { toRfc3339 } from '@support-agent/shared';
+import {
+  newTicketEvent,
+  type TicketEnvelope,
+  type TicketEventData,
+  type TicketEventType,
+} from '@support-agent/events';
 import type { Ticket, TicketStatus } from './ticket.js';
 
-export type TicketEventType = 'tickets.created' | 'tickets.triaged' | 'tickets.status_changed';
+// The envelope and payload schemas are the events contract's (packages/events); this module
+// only says what each ticket change records.
+export { toOutboxMessage, type OutboxMessage } from '@support-agent/events';
+export type TicketEvent = TicketEnvelope;
 
-/** The envelope of every ticket event (DESIGN.md §4); the NATS subject is `type`. */
-export interface TicketEvent<D = Record<string, unknown>> {
-  id: string;
-  type: TicketEventType;
-  org_id: string;
-  ticket_id: number;
-  occurred_at: string;
-  data: D;
-}
-
-/** An event as it travels from the outbox to the broker: the serialized envelope, never re-encoded. */
-export interface OutboxMessage {
-  eventId: string;
-  subject: string;
-  payload: string;
-  /** W3C traceparent of the request that recorded the event (tracing on), sent as a header. */
-  traceparent?: string | null;
-}
-
-export function toOutboxMessage(event: TicketEvent): OutboxMessage {
-  return {
-    eventId: event.id,
-    subject: event.type,
-    payload: JSON.stringify(event),
-    traceparent: currentTraceparent(),
-  };
-}
-
-function envelope<D>(type: TicketEventType, ticket: Ticket, at: Date, data: D): TicketEvent<D> {
-  return {
-    id: randomUUID(),
+function envelope<T extends TicketEventType>(
+  type: T,
+  ticket: Ticket,
+  at: Date,
+  data: TicketEventData<T>,
+): TicketEnvelope<T> {
+  return newTicketEvent(
     type,
-    org_id: ticket.orgId,
-    ticket_id: ticket.id,
-    occurred_at: toRfc3339(at),
+    { org_id: ticket.orgId, ticket_id: ticket.id, occurred_at: toRfc3339(at) },
     data,
-  };
+  );
 }
 
 export function ticketCreated(ticket: Ticket): TicketEvent {

@@ -1,3 +1,4 @@
+import type { PublishReport } from '@support-agent/events';
 import type { OutboxMessage, TicketEvent } from './events.js';
 import type { ListPosition, Ticket, TicketDraft, TicketFilters } from './ticket.js';
 
@@ -26,11 +27,8 @@ export interface ListQuery {
   limit: number;
 }
 
-/** Outcome of handing a batch to the broker: the ids it acknowledged, and the first failure if any. */
-export interface PublishReport {
-  published: string[];
-  error?: unknown;
-}
+/** The broker side of the outbox: the events contract's one publisher (packages/events). */
+export type { EventPublisher, PublishReport } from '@support-agent/events';
 
 export interface RelayBatchResult {
   /** Unpublished events picked up (and locked against other relays). */
@@ -110,12 +108,6 @@ export interface IdempotencyStore {
 }
 
 export type IdempotencyClaim = { ticketId: number } | { token: string } | 'busy';
-
-/** Hands outbox messages to the event broker. Never throws: failures are reported. */
-export interface EventPublisher {
-  publish(messages: OutboxMessage[]): Promise<PublishReport>;
-  close(): Promise<void>;
-}
 
 /** What the use cases need, wired once in server.ts. */
 export interface TicketsDeps {

@@ -1,45 +1,34 @@
 import { AppError, type Logger } from '@support-agent/shared';
+import type {
+  DeliveryHandler,
+  Disposition,
+  TicketEventDelivery,
+  TicketEventSource,
+} from '@support-agent/events';
 import { describe } from '../../domain/generate-answer.js';
-import type { Disposition, EventDelivery, TicketEventSource } from '../../domain/ports.js';
-import { ticketCreatedEvent, triageTicket, type TriageDeps } from '../../domain/triage.js';
+import { triageTicket, type TriageDeps } from '../../domain/triage.js';
 import { answersMetrics } from '../../metrics.js';
 
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
 /**
- * Handles one delivery of a ticket event: tickets.created is triaged and
- * acknowledged only once ApplyTriage succeeded; other event types are skipped;
- * a malformed event or one tickets rejects for good is dropped (logged); any
- * other failure is retried with back-off.
+ * Handles one delivery of a valid ticket event (the consumer terminates invalid ones):
+ * tickets.created is triaged and acknowledged only once ApplyTriage succeeded; other event
+ * types are skipped; one tickets rejects for good is dropped (logged); any other failure is
+ * retried with back-off.
  */
-export function createTriageHandler(
-  deps: TriageDeps,
-  logger: Logger,
-): (d: EventDelivery) => Promise<Disposition> {
+export function createTriageHandler(deps: TriageDeps, logger: Logger): DeliveryHandler {
   return async (delivery) => {
-    let json: unknown;
-    try {
-      json = JSON.parse(delivery.data);
-    } catch {
-      return drop(logger, 'event is not JSON', delivery);
-    }
-    if ((json as { type?: unknown } | null)?.type !== 'tickets.created') return { kind: 'ack' };
-    const parsed = ticketCreatedEvent.safeParse(json);
-    if (!parsed.success)
-      return drop(
-        logger,
-        `malformed tickets.created event: ${parsed.error.issues[0]?.message}`,
-        delivery,
-      );
-    const event = parsed.data;
+    const { event } = delivery;
+    if (event.type !== 'tickets.created') return { kind: 'ack' };
     try {
       const result = await triageTicket(deps, event, delivery.attempt);
       answersMetrics.triageEvents.inc({ outcome: result.answer });
       return { kind: 'ack' };
     } catch (err) {
       if (err instanceof AppError && (err.code === 'not_found' || err.code === 'invalid_request')) {
-        return drop(logger, `tickets rejected the triage: ${err.message}`, delivery, event.id);
+        return drop(logger, `tickets rejected the triage: ${err.message}`, delivery);
       }
       const delayMs = Math.min(
         RETRY_MAX_MS,
@@ -61,15 +50,10 @@ export function createTriageHandler(
   };
 }
 
-function drop(
-  logger: Logger,
-  reason: string,
-  delivery: EventDelivery,
-  eventId?: string,
-): Disposition {
+function drop(logger: Logger, reason: string, delivery: TicketEventDelivery): Disposition {
   answersMetrics.triageEvents.inc({ outcome: 'dropped' });
   logger.error(
-    { reason, eventId, attempt: delivery.attempt, bytes: delivery.data.length },
+    { reason, eventId: delivery.event.id, attempt: delivery.attempt },
     'dropping ticket event',
   );
   return { kind: 'drop', reason };
@@ -84,7 +68,9 @@ export class TriageConsumer {
   ) {}
 
   start(): void {
-    this.source.start(createTriageHandler(this.deps, this.logger));
+    this.source.start(createTriageHandler(this.deps, this.logger), () =>
+      answersMetrics.triageEvents.inc({ outcome: 'dropped' }),
+    );
   }
 
   /** Stops taking events and waits for the ones being triaged. */

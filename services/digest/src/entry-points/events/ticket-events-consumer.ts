@@ -1,16 +1,15 @@
 import type { Logger } from '@support-agent/shared';
-import { parseTicketEvent } from '../../domain/events.js';
-import type { AggregateStore, DeliveryHandler, TicketEventSource } from '../../domain/ports.js';
+import type { DeliveryHandler, TicketEventSource } from '@support-agent/events';
+import type { AggregateStore } from '../../domain/ports.js';
 import type { DigestMetrics } from '../metrics.js';
 
 const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 30_000;
 
 /**
- * Handles one delivery of a ticket event: created/triaged/status_changed are
- * applied to the aggregates (exactly once per event id, by the store), other
- * types are acknowledged and skipped, malformed ones dropped (logged), and a
- * failure (database down) retried with back-off: an event is acknowledged only
+ * Handles one delivery of a valid ticket event (the consumer terminates invalid ones and
+ * skips unknown types): it is applied to the aggregates (exactly once per event id, by the
+ * store), and a failure (database down) retried with back-off: an event is acknowledged only
  * once it is applied.
  */
 export function createAggregateHandler(
@@ -18,19 +17,8 @@ export function createAggregateHandler(
   metrics: DigestMetrics,
   logger: Logger,
 ): DeliveryHandler {
-  return async (delivery) => {
-    if (delivery.attempt > 1) metrics.inc('digest_events_redelivered_total');
-    const parsed = parseTicketEvent(delivery.data);
-    if (parsed.kind === 'ignored') return { kind: 'ack' };
-    if (parsed.kind === 'malformed') {
-      metrics.inc('digest_events_dropped_total');
-      logger.error(
-        { reason: parsed.reason, attempt: delivery.attempt, bytes: delivery.data.length },
-        'dropping malformed ticket event',
-      );
-      return { kind: 'drop', reason: parsed.reason };
-    }
-    const event = parsed.event;
+  return async ({ event, attempt }) => {
+    if (attempt > 1) metrics.inc('digest_events_redelivered_total');
     try {
       const outcome = await store.applyEvent(event);
       if (outcome === 'applied') metrics.inc('digest_events_processed_total');
@@ -44,17 +32,9 @@ export function createAggregateHandler(
       return { kind: 'ack' };
     } catch (err) {
       metrics.inc('digest_events_failed_total');
-      const delayMs = Math.min(
-        RETRY_MAX_MS,
-        RETRY_BASE_MS * 2 ** Math.min(10, delivery.attempt - 1),
-      );
+      const delayMs = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(10, attempt - 1));
       logger.warn(
-        {
-          err: (err as Error).message,
-          eventId: event.id,
-          attempt: delivery.attempt,
-          retryInMs: delayMs,
-        },
+        { err: (err as Error).message, eventId: event.id, attempt, retryInMs: delayMs },
         'applying a ticket event failed; will retry',
       );
       return { kind: 'retry', delayMs };
@@ -74,7 +54,9 @@ export class TicketEventsConsumer {
   ) {}
 
   start(): void {
-    this.source.start(createAggregateHandler(this.store, this.metrics, this.logger));
+    this.source.start(createAggregateHandler(this.store, this.metrics, this.logger), () =>
+      this.metrics.inc('digest_events_dropped_total'),
+    );
   }
 
   /** Stops pulling and waits for the event being applied. */

@@ -1,0 +1,10 @@
+export * from './contract.js';
+export * from './schemas.js';
+export * from './delivery.js';
+export * from './publisher.js';
+export * from './consumer.js';
+export * from './file-consumer.js';
+export * from './source.js';
+export * from './replay.js';
+export { ensureTicketsStream } from './jetstream.js';
+export { invalidEvents } from './metrics.js';
