@@ -54,6 +54,7 @@ function defaultTestFiles(): string[] {
   return [
     ...workspaceTests('packages'),
     ...workspaceTests('services'),
+    ...testFilesUnder(path.join(root, 'test/architecture')),
     ...testFilesUnder(path.join(root, 'test/deploy')),
     ...testFilesUnder(path.join(root, 'test/e2e')),
     // Fault injection, fuzzing and isolation suites: the slowest, so they run last.

@@ -122,15 +122,21 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('when one of our services runs, then it is built from its Dockerfile, hardened and configured from .env', () => {
+  it('when one of our services runs, then it is built from its Dockerfile target, hardened and configured from .env', () => {
     const version = project.env.SUPPORT_AGENT_VERSION;
     for (const name of [...Object.keys(SERVICES), 'init']) {
       const svc = services[name];
       const image = name === 'init' ? 'gateway' : name;
       assert.equal(svc.image, `support-agent/${image}:${version}`, `${name}: image`);
-      assert.equal(svc.build?.dockerfile, `services/${image}/Dockerfile`, `${name}: Dockerfile`);
       assert.equal(svc.build?.context, '.', `${name}: built from the repository root`);
-      assert.ok(existsSync(path.join(ROOT, svc.build.dockerfile)), `${name}: Dockerfile exists`);
+      assert.equal(
+        svc.build?.dockerfile ?? 'Dockerfile',
+        'Dockerfile',
+        `${name}: the one Dockerfile`,
+      );
+      assert.ok(existsSync(path.join(ROOT, 'Dockerfile')), `${name}: Dockerfile exists`);
+      assert.equal(svc.build?.target, image, `${name}: target ${image}`);
+      assert.equal(dockerfile(image).runtime.stage.name, image, `${name}: the target exists`);
       assert.deepEqual(svc.env_file, '.env', `${name}: env_file .env`);
       assert.equal(svc.read_only, true, `${name}: read-only root filesystem`);
       assert.deepEqual(svc.cap_drop, ['ALL'], `${name}: no capabilities`);

@@ -1,8 +1,11 @@
-// A small reader of services/<name>/Dockerfile for the deploy tests: instructions with their
-// continuation lines joined, grouped into stages.
+// A small reader of the repository's one Dockerfile for the deploy tests: instructions with
+// their continuation lines joined, grouped into stages, and each service's target seen as the
+// image it builds (its own instructions after those of the stages it is FROM).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../scripts/validate-deploy.js';
+
+export const DOCKERFILE = path.join(ROOT, 'Dockerfile');
 
 export interface Instruction {
   keyword: string;
@@ -15,23 +18,35 @@ export interface Stage {
   instructions: Instruction[];
 }
 
+export interface ImageTarget {
+  /** The target stage itself. */
+  stage: Stage;
+  /** The target and the stages it builds on, base first. */
+  chain: Stage[];
+  user: string | undefined;
+  workdir: string | undefined;
+  /** CMD / ENTRYPOINT / HEALTHCHECK CMD in exec form (JSON arrays). */
+  cmd: string[];
+  entrypoint: string[] | undefined;
+  healthcheck: string[];
+  expose: number[];
+  env: Record<string, string>;
+  labels: Record<string, string>;
+  /** `COPY --from=…` arguments, e.g. "--from=build /app/services/x/dist ./services/x/dist". */
+  stageCopies: string[];
+  /** `COPY` arguments without --from, e.g. "deploy/bootstrap/bootstrap.mjs /app/…". */
+  copies: string[];
+}
+
 export interface ParsedDockerfile {
   /** ARG instructions before the first FROM, with their defaults. */
   globalArgs: Record<string, string | undefined>;
   stages: Stage[];
-  runtime: {
-    stage: Stage;
-    user: string | undefined;
-    /** CMD / ENTRYPOINT / HEALTHCHECK CMD in exec form (JSON arrays). */
-    cmd: string[];
-    entrypoint: string[] | undefined;
-    healthcheck: string[];
-    expose: number[];
-    env: Record<string, string>;
-    labels: Record<string, string>;
-    /** `COPY` arguments without --from, e.g. "deploy/bootstrap/bootstrap.mjs /app/…". */
-    copies: string[];
-  };
+}
+
+/** The Dockerfile as seen for one service: its stages and its target. */
+export interface ServiceDockerfile extends ParsedDockerfile {
+  runtime: ImageTarget;
 }
 
 export function instructions(text: string): Instruction[] {
@@ -82,39 +97,49 @@ export function parseDockerfile(text: string): ParsedDockerfile {
       }
     } else stages.at(-1)!.instructions.push(ins);
   }
-  const stage = stages.at(-1)!;
-  const last = (keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).at(-1);
+  return { globalArgs, stages };
+}
+
+/** The image a target builds: its instructions after those of the stages it is FROM. */
+export function imageTarget(df: ParsedDockerfile, name: string): ImageTarget {
+  const chain: Stage[] = [];
+  for (let s = df.stages.find((x) => x.name === name); s;) {
+    chain.unshift(s);
+    const parent = s.from;
+    s = df.stages.find((x) => x.name === parent);
+  }
+  const stage = chain.at(-1);
+  if (!stage) throw new Error(`the Dockerfile has no target ${name}`);
+  const all = chain.flatMap((s) => s.instructions);
+  const of = (keyword: string) => all.filter((i) => i.keyword === keyword);
+  const last = (keyword: string) => of(keyword).at(-1);
   const health = last('HEALTHCHECK')?.args ?? '';
   const healthCmd = /\bCMD\s+(\[.*\])$/.exec(health)?.[1];
   const entrypoint = last('ENTRYPOINT');
+  const copies = of('COPY');
   return {
-    globalArgs,
-    stages,
-    runtime: {
-      stage,
-      user: last('USER')?.args,
-      cmd: execForm(last('CMD')?.args ?? '', 'CMD'),
-      entrypoint: entrypoint ? execForm(entrypoint.args, 'ENTRYPOINT') : undefined,
-      healthcheck: healthCmd ? execForm(healthCmd, 'HEALTHCHECK CMD') : [],
-      expose: stage.instructions
-        .filter((i) => i.keyword === 'EXPOSE')
-        .flatMap((i) => i.args.split(' ').map((p) => Number(p.split('/')[0]))),
-      env: Object.assign(
-        {},
-        ...stage.instructions.filter((i) => i.keyword === 'ENV').map((i) => keyValues(i.args)),
-      ),
-      labels: Object.assign(
-        {},
-        ...stage.instructions.filter((i) => i.keyword === 'LABEL').map((i) => keyValues(i.args)),
-      ),
-      copies: stage.instructions
-        .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
-        .map((i) => i.args),
-    },
+    stage,
+    chain,
+    user: last('USER')?.args,
+    workdir: last('WORKDIR')?.args,
+    cmd: execForm(last('CMD')?.args ?? '', 'CMD'),
+    entrypoint: entrypoint ? execForm(entrypoint.args, 'ENTRYPOINT') : undefined,
+    healthcheck: healthCmd ? execForm(healthCmd, 'HEALTHCHECK CMD') : [],
+    expose: of('EXPOSE').flatMap((i) => i.args.split(' ').map((p) => Number(p.split('/')[0]))),
+    env: Object.assign({}, ...of('ENV').map((i) => keyValues(i.args))),
+    labels: Object.assign({}, ...of('LABEL').map((i) => keyValues(i.args))),
+    stageCopies: copies.filter((i) => i.args.startsWith('--from=')).map((i) => i.args),
+    copies: copies.filter((i) => !i.args.startsWith('--from')).map((i) => i.args),
   };
 }
 
-/** services/<name>/Dockerfile, parsed. */
-export function dockerfile(service: string): ParsedDockerfile {
-  return parseDockerfile(readFileSync(path.join(ROOT, 'services', service, 'Dockerfile'), 'utf8'));
+/** The repository's Dockerfile, parsed. */
+export function readDockerfile(): ParsedDockerfile {
+  return parseDockerfile(readFileSync(DOCKERFILE, 'utf8'));
+}
+
+/** The Dockerfile with the target of one service (`docker build --target <service>`). */
+export function dockerfile(service: string): ServiceDockerfile {
+  const df = readDockerfile();
+  return { ...df, runtime: imageTarget(df, service) };
 }

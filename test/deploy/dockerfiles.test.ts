@@ -1,12 +1,13 @@
-// Policies on services/*/Dockerfile and .dockerignore, read statically (no Docker engine here):
-// pinned multi-stage builds from the workspace lockfile, production-only node_modules of one
-// workspace, non-root runtime running `node dist/main.js` as PID 1, health checks, OCI labels.
+// Policies on the repository's one Dockerfile (a target per service) and .dockerignore, read
+// statically (no Docker engine here): pinned multi-stage builds from the workspace lockfile,
+// production-only node_modules of one workspace per image, non-root runtime running
+// `node dist/main.js` as PID 1, health checks, OCI labels.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT } from '../../scripts/validate-deploy.js';
-import { dockerfile } from './dockerfile.js';
+import { dockerfile, readDockerfile } from './dockerfile.js';
 
 const PORTS: Record<string, number> = {
   gateway: 8080,
@@ -16,31 +17,37 @@ const PORTS: Record<string, number> = {
   digest: 50054,
 };
 
-/** packages/<x> for each workspace package (other than shared and proto) a service depends on. */
-function workspacePackages(service: string): string[] {
-  const manifest = JSON.parse(
-    readFileSync(path.join(ROOT, 'services', service, 'package.json'), 'utf8'),
-  ) as { dependencies?: Record<string, string> };
-  return Object.keys(manifest.dependencies ?? {})
-    .filter((d) => d.startsWith('@support-agent/'))
-    .map((d) => `packages/${d.slice('@support-agent/'.length)}`)
-    .filter((p) => p !== 'packages/shared' && p !== 'packages/proto');
-}
-
 const serviceDirs = readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
   .filter((e) => e.isDirectory() && existsSync(path.join(ROOT, 'services', e.name, 'package.json')))
   .map((e) => e.name)
   .sort();
 
-describe('Dockerfiles', () => {
-  it('when a service exists, then it has a Dockerfile (and the tests know its port)', () => {
+/** Every Dockerfile in the repository outside dependencies and build output. */
+function dockerfilesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory())
+      return ['node_modules', 'dist', '.git'].includes(e.name) ? [] : dockerfilesUnder(full);
+    return /^Dockerfile(\..+)?$|\.Dockerfile$/.test(e.name) ? [path.relative(ROOT, full)] : [];
+  });
+}
+
+describe('Dockerfile', () => {
+  const df = readDockerfile();
+  const stage = (name: string) => df.stages.find((s) => s.name === name);
+  const runs = (name: string) =>
+    stage(name)
+      ?.instructions.filter((i) => i.keyword === 'RUN')
+      .map((i) => i.args)
+      .join('\n') ?? '';
+
+  it('when the images are built, then one Dockerfile at the root builds them all', () => {
+    assert.deepEqual(dockerfilesUnder(ROOT), ['Dockerfile']);
+  });
+
+  it('when a service exists, then the Dockerfile has a target named for it (and the tests know its port)', () => {
     assert.deepEqual(serviceDirs, Object.keys(PORTS).sort());
-    for (const name of serviceDirs) {
-      assert.ok(
-        existsSync(path.join(ROOT, 'services', name, 'Dockerfile')),
-        `services/${name}/Dockerfile`,
-      );
-    }
+    for (const name of serviceDirs) assert.ok(stage(name), `target ${name}`);
   });
 
   it('when a workspace is added, then it lives under packages/ or services/ (the manifests stage copies only those)', () => {
@@ -50,92 +57,104 @@ describe('Dockerfiles', () => {
     for (const ws of root.workspaces) assert.match(ws, /^(packages|services)\/[^/]+$/, ws);
   });
 
-  for (const name of Object.keys(PORTS)) {
-    describe(`services/${name}/Dockerfile`, () => {
-      const df = dockerfile(name);
-      const all = df.stages.flatMap((s) => s.instructions);
-      const runs = (stage: string) =>
-        df.stages
-          .find((s) => s.name === stage)
-          ?.instructions.filter((i) => i.keyword === 'RUN')
-          .map((i) => i.args)
-          .join('\n') ?? '';
+  it('when the base image is chosen, then it is node 20 bookworm-slim pinned to a patch release', () => {
+    assert.match(df.globalArgs.NODE_IMAGE ?? '', /^node:20\.\d+\.\d+-bookworm-slim$/);
+    const names = new Set<string>();
+    for (const s of df.stages) {
+      // A stage starts from the pinned image, from an earlier stage, or (files only) from scratch.
+      assert.ok(
+        s.from === '${NODE_IMAGE}' || s.from === 'scratch' || names.has(s.from),
+        `stage ${s.name} FROM ${s.from}`,
+      );
+      if (s.name) names.add(s.name);
+    }
+  });
 
-      it('when the base image is chosen, then it is node 20 bookworm-slim pinned to a patch release', () => {
-        assert.match(df.globalArgs.NODE_IMAGE ?? '', /^node:20\.\d+\.\d+-bookworm-slim$/);
-        for (const s of df.stages) assert.equal(s.from, '${NODE_IMAGE}', `stage ${s.name}`);
-      });
+  it('when it builds, then npm ci uses the lockfile without install scripts and tsc builds every service once', () => {
+    assert.ok(df.stages.length >= 3, 'multi-stage');
+    assert.match(runs('build'), /npm ci --ignore-scripts/);
+    // `tsc -b services/*`: every service folder, whichever services there are.
+    assert.match(runs('build'), /tsc -b services\/\*$/m);
+  });
 
-      it('when it builds, then npm ci uses the lockfile without install scripts and tsc builds only this service', () => {
-        assert.ok(df.stages.length >= 3, 'multi-stage');
-        assert.match(runs('build'), /npm ci --ignore-scripts/);
-        assert.match(runs('build'), new RegExp(`tsc -b services/${name}(\\s|$)`));
-        assert.match(
-          runs('deps'),
-          new RegExp(`npm ci --omit=dev --ignore-scripts .*--workspace services/${name}(\\s|$)`),
-          'production dependencies of this workspace only',
+  it('when dependencies are installed for the images, then each service gets the production dependencies of its own workspace only', () => {
+    const deps = runs('deps');
+    assert.match(deps, /for dir in services\/\*\/; do/, 'one install per service folder');
+    assert.match(
+      deps,
+      /npm ci --omit=dev --ignore-scripts .*--workspace "services\/\$\{service\}"/,
+      'production dependencies of that workspace only',
+    );
+    assert.match(deps, /\/deps\/\$\{service\}/, 'kept apart per service');
+    assert.match(deps, /set -e/, 'a failed install fails the build');
+  });
+
+  it('when the built packages are gathered, then the packages stage holds shared, proto and events with their package.json', () => {
+    const copies = stage('packages')!.instructions.filter((i) => i.keyword === 'COPY');
+    for (const p of ['packages/shared', 'packages/proto', 'packages/events']) {
+      for (const copy of [
+        `--from=build /app/${p}/package.json /${p}/`,
+        `--from=build /app/${p}/dist /${p}/dist`,
+      ]) {
+        assert.ok(
+          copies.some((c) => c.args === copy),
+          `COPY ${copy}`,
         );
-      });
+      }
+    }
+  });
 
-      it('when the runtime image is assembled, then it holds node_modules and the built shared, proto, the other packages it depends on and service', () => {
-        const copies = df.runtime.stage.instructions
-          .filter((i) => i.keyword === 'COPY' && i.args.startsWith('--from='))
-          .map((i) => i.args);
+  for (const name of Object.keys(PORTS)) {
+    describe(`target ${name}`, () => {
+      const { runtime } = dockerfile(name);
+
+      it('when the runtime image is assembled, then it holds its node_modules and the built shared, proto and service', () => {
         const expected = [
-          '--from=deps /app/node_modules ./node_modules',
-          ...[
-            'packages/shared',
-            'packages/proto',
-            ...workspacePackages(name),
-            `services/${name}`,
-          ].flatMap((p) => [
-            `--from=deps /app/${p}/node_modules ./${p}/node_modules`,
-            `--from=build /app/${p}/package.json ./${p}/`,
-            `--from=build /app/${p}/dist ./${p}/dist`,
-          ]),
+          `--from=deps /deps/${name}/ ./`,
+          '--from=packages /packages ./packages',
+          `--from=build /app/services/${name}/package.json ./services/${name}/`,
+          `--from=build /app/services/${name}/dist ./services/${name}/dist`,
         ];
-        for (const copy of expected) assert.ok(copies.includes(copy), `COPY ${copy}`);
+        for (const copy of expected) assert.ok(runtime.stageCopies.includes(copy), `COPY ${copy}`);
         // Anything else a service reads at runtime (e.g. the gateway's OpenAPI document) comes
         // from its own folder of the build stage, never from another workspace's sources.
-        for (const copy of copies.filter((c) => !expected.includes(c))) {
+        for (const copy of runtime.stageCopies.filter((c) => !expected.includes(c))) {
           assert.match(
             copy,
             new RegExp(`^--from=build /app/services/${name}/\\S+ \\./services/${name}/`),
             copy,
           );
         }
-        assert.equal(df.runtime.env.NODE_ENV, 'production');
+        assert.equal(runtime.env.NODE_ENV, 'production');
+        assert.equal(runtime.chain[0]!.from, '${NODE_IMAGE}', 'runs on the pinned node image');
       });
 
       it('when the container starts, then node runs dist/main.js as PID 1 as a non-root user', () => {
-        assert.deepEqual(df.runtime.cmd, ['node', 'dist/main.js']);
-        assert.equal(df.runtime.entrypoint, undefined, 'no ENTRYPOINT wrapper (node is PID 1)');
+        assert.deepEqual(runtime.cmd, ['node', 'dist/main.js']);
+        assert.equal(runtime.entrypoint, undefined, 'no ENTRYPOINT wrapper (node is PID 1)');
         assert.ok(
-          ['1000', '1000:1000', 'node'].includes(df.runtime.user ?? ''),
-          `USER ${df.runtime.user}`,
+          ['1000', '1000:1000', 'node'].includes(runtime.user ?? ''),
+          `USER ${runtime.user}`,
         );
-        const workdir = df.runtime.stage.instructions
-          .filter((i) => i.keyword === 'WORKDIR')
-          .at(-1)?.args;
-        assert.equal(workdir, `/app/services/${name}`);
-        for (const i of df.runtime.stage.instructions.filter((x) =>
-          ['CMD', 'ENTRYPOINT'].includes(x.keyword),
-        )) {
-          assert.doesNotMatch(i.args, /\bnpm\b/, 'no npm at runtime');
+        assert.equal(runtime.workdir, `/app/services/${name}`);
+        for (const i of runtime.chain.flatMap((s) => s.instructions)) {
+          if (['CMD', 'ENTRYPOINT'].includes(i.keyword)) {
+            assert.doesNotMatch(i.args, /\bnpm\b/, 'no npm at runtime');
+          }
         }
       });
 
       it('when it is health-checked, then gRPC health (or the gateway /readyz) is asked on the service port', () => {
-        const [bin, flag, code] = df.runtime.healthcheck;
+        const [bin, flag, code] = runtime.healthcheck;
         assert.equal(bin, 'node');
         assert.equal(flag, '-e');
         const port = PORTS[name]!;
         if (name === 'gateway') {
           assert.match(code ?? '', new RegExp(`fetch\\('http://127\\.0\\.0\\.1:${port}/readyz'`));
-          assert.equal(df.runtime.env.PORT, String(port));
+          assert.equal(runtime.env.PORT, String(port));
         } else {
           assert.match(code ?? '', new RegExp(`checkHealth\\('127\\.0\\.0\\.1:${port}'`));
-          const addr = Object.entries(df.runtime.env).find(([k]) => k.endsWith('_ADDR'));
+          const addr = Object.entries(runtime.env).find(([k]) => k.endsWith('_ADDR'));
           assert.equal(
             addr?.[1],
             `0.0.0.0:${port}`,
@@ -143,23 +162,25 @@ describe('Dockerfiles', () => {
           );
         }
         assert.ok(
-          df.runtime.expose.includes(port) && df.runtime.expose.includes(9464),
+          runtime.expose.includes(port) && runtime.expose.includes(9464),
           'EXPOSE port and metrics',
         );
       });
 
       it('when it is published, then it carries OCI labels', () => {
         for (const label of ['title', 'description', 'version', 'revision', 'source']) {
-          assert.ok(`org.opencontainers.image.${label}` in df.runtime.labels, label);
+          assert.ok(`org.opencontainers.image.${label}` in runtime.labels, label);
         }
-        assert.equal(df.runtime.labels['org.opencontainers.image.title'], `support-agent-${name}`);
-      });
-
-      it('when it is built, then it never uses a floating image tag', () => {
-        for (const i of all) assert.doesNotMatch(i.args, /:latest\b/);
+        assert.equal(runtime.labels['org.opencontainers.image.title'], `support-agent-${name}`);
       });
     });
   }
+
+  it('when it is built, then it never uses a floating image tag', () => {
+    for (const i of df.stages.flatMap((s) => s.instructions)) {
+      assert.doesNotMatch(i.args, /:latest\b/);
+    }
+  });
 });
 
 describe('.dockerignore', () => {

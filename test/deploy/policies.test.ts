@@ -1,22 +1,17 @@
 // Policies on the Kubernetes objects every overlay renders (`kubectl kustomize`, no cluster):
-// hardened, probed and bounded containers; each workload covered by a NetworkPolicy and a
-// PodDisruptionBudget; exactly the intended traffic graph; only the gateway exposed; graceful
-// shutdown budgets that add up; references (Secrets, ConfigMaps, Services, images) that resolve.
+// hardened, probed and bounded containers; graceful shutdown budgets that add up; references
+// (Secrets, ConfigMaps, images) that resolve; replicas and HPAs. The traffic side (NetworkPolicy,
+// PodDisruptionBudget, Services, Ingress) is network.test.ts.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
-import type { IDeployment, IStatefulSet } from 'kubernetes-models/apps/v1';
+import type { IDeployment } from 'kubernetes-models/apps/v1';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import type { IJob } from 'kubernetes-models/batch/v1';
-import type { IIngress, INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
-import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import type {
   IConfigMap,
-  IContainer,
   INamespace,
-  IPodSpec,
-  IPodTemplateSpec,
   ISecret,
   IService,
   IServiceAccount,
@@ -26,198 +21,29 @@ import {
   describeObject,
   parseDotEnv,
   renderKustomization,
-  renderOverlays,
   type K8sObject,
   type RenderedOverlay,
 } from '../../scripts/validate-deploy.js';
-
-type LabelSelector = NonNullable<INetworkPolicy['spec']>['podSelector'];
-
-/** The five services: their port, and the variable that is both listen and client address. */
-const SERVICES = {
-  gateway: { port: 8080, addrVar: undefined },
-  tickets: { port: 50051, addrVar: 'TICKETS_ADDR' },
-  knowledge: { port: 50052, addrVar: 'KNOWLEDGE_ADDR' },
-  answers: { port: 50053, addrVar: 'ANSWERS_ADDR' },
-  digest: { port: 50054, addrVar: 'DIGEST_ADDR' },
-} as const;
-type ServiceName = keyof typeof SERVICES;
-const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
-const METRICS_PORT = 9464;
-const PROMETHEUS = 'pods app.kubernetes.io/name=prometheus in any namespace';
-const INGRESS_NGINX = 'namespace kubernetes.io/metadata.name=ingress-nginx';
-
-/**
- * Who may open connections to whom, per overlay: app → port → allowed sources. "anyone" is a
- * rule without `from`; `app:x` are pods of the same namespace.
- */
-function expectedTraffic(overlay: string): Record<string, Record<number, string[]>> {
-  const metrics = { [METRICS_PORT]: [PROMETHEUS] };
-  const graph: Record<string, Record<number, string[]>> = {
-    gateway: {
-      8080: overlay === 'prod' ? ['app:bootstrap', INGRESS_NGINX] : ['anyone'],
-      8081: ['app:bootstrap'],
-      ...metrics,
-    },
-    tickets: { 50051: ['app:answers', 'app:gateway'], ...metrics },
-    knowledge: { 50052: ['app:answers', 'app:digest', 'app:gateway'], ...metrics },
-    answers: { 50053: ['app:gateway'], ...metrics },
-    digest: { 50054: ['app:gateway'], ...metrics },
-    bootstrap: {},
-  };
-  if (overlay === 'dev') {
-    Object.assign(graph, {
-      mysql: { 3306: ['app:answers', 'app:digest', 'app:gateway', 'app:tickets'] },
-      redis: { 6379: ['app:gateway', 'app:tickets'] },
-      nats: { 4222: ['app:answers', 'app:digest', 'app:tickets'] },
-      qdrant: { 6333: ['app:knowledge'] },
-    });
-  }
-  return graph;
-}
-
-/** Required keys of the Secret support-agent-backends (components/external-backends documents them). */
-const REQUIRED_BACKEND_KEYS = ['ADMIN_TOKEN', 'MYSQL_URL', 'NATS_URL', 'QDRANT_URL', 'REDIS_URL'];
-
-// ---------------------------------------------------------------------------------------------
-// Helpers
-
-interface Workload {
-  obj: K8sObject;
-  kind: 'Deployment' | 'StatefulSet' | 'Job';
-  name: string;
-  template: IPodTemplateSpec;
-  spec: IPodSpec;
-  labels: Record<string, string>;
-  longRunning: boolean;
-}
-
-const of = <T>(objects: K8sObject[], kind: string) =>
-  objects.filter((o) => o.kind === kind) as unknown as (T & K8sObject)[];
-
-function workloads(objects: K8sObject[]): Workload[] {
-  return objects.flatMap((obj): Workload[] => {
-    if (obj.kind !== 'Deployment' && obj.kind !== 'StatefulSet' && obj.kind !== 'Job') return [];
-    const template = (obj as unknown as IDeployment | IStatefulSet | IJob).spec?.template;
-    assert.ok(template?.spec, `${describeObject(obj)} has a pod template`);
-    return [
-      {
-        obj,
-        kind: obj.kind,
-        name: obj.metadata.name,
-        template,
-        spec: template.spec,
-        labels: template.metadata?.labels ?? {},
-        longRunning: obj.kind !== 'Job',
-      },
-    ];
-  });
-}
-
-function containersOf(spec: IPodSpec): IContainer[] {
-  return [...(spec.initContainers ?? []), ...spec.containers];
-}
-
-function matches(selector: LabelSelector | undefined, labels: Record<string, string>): boolean {
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {}))
-    if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const value = labels[e.key];
-    const ok =
-      e.operator === 'In'
-        ? value !== undefined && (e.values ?? []).includes(value)
-        : e.operator === 'NotIn'
-          ? value === undefined || !(e.values ?? []).includes(value)
-          : e.operator === 'Exists'
-            ? value !== undefined
-            : value === undefined;
-    if (!ok) return false;
-  }
-  return true;
-}
-
-const isEmptySelector = (s: LabelSelector | undefined) =>
-  !!s && Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
-
-function describePeer(
-  peer: NonNullable<NonNullable<INetworkPolicy['spec']>['ingress']>[number]['from'] extends
-    (infer P)[] | undefined
-    ? P
-    : never,
-): string {
-  const pods = peer.podSelector;
-  const ns = peer.namespaceSelector;
-  const labels = (s: LabelSelector) =>
-    Object.entries(s.matchLabels ?? {})
-      .map(([k, v]) => `${k}=${v}`)
-      .join(',');
-  if (pods && !ns) {
-    const app = pods.matchLabels?.app;
-    return app && Object.keys(pods.matchLabels ?? {}).length === 1
-      ? `app:${app}`
-      : `pods ${labels(pods)}`;
-  }
-  if (ns && !pods) return isEmptySelector(ns) ? 'any namespace' : `namespace ${labels(ns)}`;
-  if (ns && pods) {
-    return `pods ${labels(pods)} in ${isEmptySelector(ns) ? 'any namespace' : `namespace ${labels(ns)}`}`;
-  }
-  return `ipBlock ${JSON.stringify(peer.ipBlock)}`;
-}
-
-/** port → sources allowed to connect to pods with these labels (union of all policies). */
-function allowedTraffic(policies: INetworkPolicy[], labels: Record<string, string>) {
-  const allowed = new Map<number | string, Set<string>>();
-  for (const policy of policies) {
-    const spec = policy.spec;
-    if (!spec || !matches(spec.podSelector, labels)) continue;
-    if (!(spec.policyTypes ?? ['Ingress']).includes('Ingress')) continue;
-    for (const rule of spec.ingress ?? []) {
-      const sources = rule.from?.map(describePeer) ?? ['anyone'];
-      for (const port of rule.ports?.map((p) => p.port ?? 'all ports') ?? ['all ports']) {
-        const set = allowed.get(port) ?? new Set<string>();
-        sources.forEach((s) => set.add(s));
-        allowed.set(port, set);
-      }
-    }
-  }
-  return allowed;
-}
-
-function envValue(
-  container: IContainer,
-  name: string,
-  configMaps: IConfigMap[],
-): string | undefined {
-  const direct = container.env?.find((e) => e.name === name);
-  if (direct) return direct.value;
-  for (const source of container.envFrom ?? []) {
-    const cm = configMaps.find((c) => c.metadata?.name === source.configMapRef?.name);
-    const value = cm?.data?.[name];
-    if (value !== undefined) return value;
-  }
-  return undefined;
-}
-
-function preStopSeconds(container: IContainer): number {
-  const handler = container.lifecycle?.preStop;
-  if (handler?.sleep) return handler.sleep.seconds;
-  const cmd = handler?.exec?.command ?? [];
-  return cmd[0] === 'sleep' || cmd[0] === '/bin/sleep' ? Number(cmd[1]) : 0;
-}
-
-function imageTag(image: string): string | undefined {
-  if (image.includes('@sha256:')) return 'digest';
-  const lastSegment = image.split('/').pop() ?? '';
-  return lastSegment.includes(':') ? lastSegment.split(':').pop() : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-
+import {
+  REQUIRED_BACKEND_KEYS,
+  SERVICES,
+  SERVICE_NAMES,
+  containersOf,
+  deploymentOf,
+  envValue,
+  imageTag,
+  matches,
+  of,
+  overlayView,
+  preStopSeconds,
+  renderedOverlays,
+  workloads,
+  type Workload,
+} from './k8s-objects.js';
 let overlays: RenderedOverlay[] = [];
 
 before(() => {
-  overlays = renderOverlays();
+  overlays = renderedOverlays();
 });
 
 describe('rendered overlays', () => {
@@ -243,21 +69,11 @@ for (const overlayName of ['dev', 'prod']) {
   describe(`overlay ${overlayName}`, () => {
     let objects: K8sObject[] = [];
     let loads: Workload[] = [];
-    let policies: INetworkPolicy[] = [];
     let configMaps: IConfigMap[] = [];
-    const app = (name: string) => {
-      const w = loads.find((l) => l.name === name && l.kind === 'Deployment');
-      assert.ok(w, `Deployment ${name} rendered`);
-      return { w, container: w.spec.containers[0] as IContainer };
-    };
+    const app = (name: string) => deploymentOf(loads, name);
 
     before(() => {
-      const overlay = overlays.find((o) => o.name === overlayName);
-      assert.ok(overlay, `overlay ${overlayName} exists`);
-      objects = overlay.objects;
-      loads = workloads(objects);
-      policies = of<INetworkPolicy>(objects, 'NetworkPolicy');
-      configMaps = of<IConfigMap>(objects, 'ConfigMap');
+      ({ objects, loads, configMaps } = overlayView(overlayName));
     });
 
     it('when objects are rendered, then only reviewed kinds appear (a new kind needs new policies here)', () => {
@@ -420,140 +236,6 @@ for (const overlayName of ['dev', 'prod']) {
           env.SUPPORT_AGENT_VERSION,
           'dev tag = .env SUPPORT_AGENT_VERSION',
         );
-      }
-    });
-
-    it('when a Deployment or StatefulSet runs, then a NetworkPolicy and a PodDisruptionBudget select its pods', () => {
-      const pdbs = of<IPodDisruptionBudget>(objects, 'PodDisruptionBudget');
-      for (const w of loads.filter((l) => l.longRunning)) {
-        const own = policies.filter(
-          (p) => !isEmptySelector(p.spec?.podSelector) && matches(p.spec?.podSelector, w.labels),
-        );
-        assert.ok(own.length > 0, `${w.name}: a NetworkPolicy of its own`);
-        const pdb = pdbs.filter((p) => matches(p.spec?.selector, w.labels));
-        assert.equal(pdb.length, 1, `${w.name}: exactly one PodDisruptionBudget`);
-        // A budget must never block a node drain: at least one pod may always go.
-        const spec = pdb[0]!.spec!;
-        assert.ok(
-          spec.maxUnavailable !== undefined && spec.maxUnavailable !== 0,
-          `${w.name}: PDB with maxUnavailable ≥ 1`,
-        );
-      }
-    });
-
-    it('when traffic arrives, then everything is denied unless a policy allows it', () => {
-      const deny = policies.find(
-        (p) =>
-          isEmptySelector(p.spec?.podSelector) &&
-          (p.spec?.policyTypes ?? []).includes('Ingress') &&
-          (p.spec?.ingress ?? []).length === 0,
-      );
-      assert.ok(deny, 'a default-deny ingress NetworkPolicy');
-    });
-
-    it('when the policies are evaluated, then each pod accepts exactly its intended clients on its ports', () => {
-      const expected = expectedTraffic(overlayName);
-      const seen = new Set(loads.map((w) => w.labels.app));
-      assert.deepEqual(
-        [...seen].sort(),
-        Object.keys(expected).sort(),
-        'one expectation per workload',
-      );
-      for (const w of loads) {
-        const actual = Object.fromEntries(
-          [...allowedTraffic(policies, w.labels)].map(([port, sources]) => [
-            String(port),
-            [...sources].sort(),
-          ]),
-        );
-        const want = Object.fromEntries(
-          Object.entries(expected[w.labels.app as string] ?? {}).map(([port, sources]) => [
-            port,
-            [...sources].sort(),
-          ]),
-        );
-        assert.deepEqual(actual, want, `${w.kind}/${w.name}: allowed ingress`);
-      }
-    });
-
-    it('when a Service routes traffic, then it selects one workload and its target ports exist', () => {
-      for (const svc of of<IService>(objects, 'Service')) {
-        const name = svc.metadata?.name;
-        assert.ok(
-          !['NodePort', 'LoadBalancer'].includes(svc.spec?.type ?? ''),
-          `${name}: not exposed outside`,
-        );
-        const selected = loads.filter((w) =>
-          matches({ matchLabels: svc.spec?.selector ?? {} }, w.labels),
-        );
-        assert.equal(selected.length, 1, `Service ${name} selects exactly one workload`);
-        const containerPorts = selected[0]!.spec.containers.flatMap((c) => c.ports ?? []);
-        for (const port of svc.spec?.ports ?? []) {
-          const target = port.targetPort ?? port.port;
-          assert.ok(
-            containerPorts.some((p) => p.name === target || p.containerPort === target),
-            `Service ${name} port ${port.name}: target ${target} is a container port`,
-          );
-        }
-      }
-    });
-
-    it('when the cluster is entered from outside, then only the gateway Service is behind an Ingress', () => {
-      const ingresses = of<IIngress>(objects, 'Ingress');
-      assert.equal(ingresses.length, 1);
-      const backends = ingresses.flatMap((i) => [
-        ...(i.spec?.defaultBackend ? [i.spec.defaultBackend] : []),
-        ...(i.spec?.rules ?? []).flatMap((r) => r.http?.paths.map((p) => p.backend) ?? []),
-      ]);
-      assert.ok(backends.length > 0);
-      for (const b of backends) {
-        assert.equal(b.service?.name, 'gateway');
-        assert.equal(b.service?.port?.name, 'http', 'the public port, never admin');
-      }
-      if (overlayName === 'prod') {
-        const spec = ingresses[0]!.spec!;
-        assert.ok(
-          spec.rules?.every((r) => r.host),
-          'prod: a host on every rule',
-        );
-        assert.ok((spec.tls ?? []).length > 0, 'prod: TLS');
-      }
-    });
-
-    it('when a service listens, then its address variable is 0.0.0.0:<port> and clients use <service>:<port>', () => {
-      for (const name of SERVICE_NAMES) {
-        const { container } = app(name);
-        const { port, addrVar } = SERVICES[name];
-        assert.ok(
-          container.ports?.some((p) => p.containerPort === port),
-          `${name}: container port ${port}`,
-        );
-        assert.ok(
-          container.ports?.some((p) => p.name === 'metrics' && p.containerPort === METRICS_PORT),
-          `${name}: metrics port`,
-        );
-        if (addrVar) {
-          assert.equal(
-            container.env?.find((e) => e.name === addrVar)?.value,
-            `0.0.0.0:${port}`,
-            `${name} listens`,
-          );
-          const svc = of<IService>(objects, 'Service').find((s) => s.metadata?.name === name);
-          assert.equal(svc?.spec?.ports?.[0]?.port, port, `${name} Service port`);
-          for (const client of SERVICE_NAMES.filter((n) => n !== name)) {
-            const value = envValue(app(client).container, addrVar, configMaps);
-            assert.equal(value, `${name}:${port}`, `${client} reaches ${name} through ${addrVar}`);
-          }
-        }
-      }
-    });
-
-    it('when Prometheus discovers pods, then every service is annotated for port 9464', () => {
-      for (const name of SERVICE_NAMES) {
-        const annotations = app(name).w.template.metadata?.annotations ?? {};
-        assert.equal(annotations['prometheus.io/scrape'], 'true', name);
-        assert.equal(annotations['prometheus.io/port'], String(METRICS_PORT), name);
-        assert.equal(annotations['prometheus.io/path'], '/metrics', name);
       }
     });
 

@@ -2,10 +2,10 @@
 // key ahead of expiry in the background instead of making a request wait for the store.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { GatewayStore } from '../src/data-access/gateway-store.js';
 import { hashApiKey } from '../src/domain/api-keys.js';
 import { KeyResolver } from '../src/domain/key-resolver.js';
 import type { KeyGrant } from '../src/domain/model.js';
+import type { GatewayStore } from '../src/domain/ports.js';
 
 const KEY = 'sak_live_example_key_for_the_cache_test';
 

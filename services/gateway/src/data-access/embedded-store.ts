@@ -1,8 +1,8 @@
 import { JsonlJournal } from '@support-agent/shared';
 import type { ApiKeyRecord, KeyGrant, Org, OrgSettings, OrgWithSettings } from '../domain/model.js';
+import type { GatewayStore } from '../domain/ports.js';
 import { isScope, normalizeScopes, type Scope } from '../domain/scopes.js';
 import type { SettingsPatch } from '../domain/settings.js';
-import type { GatewayStore } from './gateway-store.js';
 
 /** One journal line; dates as ISO strings. */
 type JournalRecord =

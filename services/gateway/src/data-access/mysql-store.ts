@@ -9,9 +9,9 @@ import {
 } from '@support-agent/shared';
 import type { RowDataPacket } from 'mysql2/promise';
 import type { ApiKeyRecord, KeyGrant, Org, OrgSettings, OrgWithSettings } from '../domain/model.js';
+import type { GatewayStore } from '../domain/ports.js';
 import { isScope, normalizeScopes } from '../domain/scopes.js';
 import type { SettingsPatch } from '../domain/settings.js';
-import type { GatewayStore } from './gateway-store.js';
 import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
 
 const SETTINGS_COLUMNS: Record<keyof SettingsPatch, string> = {

@@ -1,12 +1,9 @@
 import type { tickets as ticketsPb } from '@support-agent/proto';
 import { AppError } from '@support-agent/shared';
 import type { components } from '../../openapi/openapi.js';
-import type { AnswersClient } from '../clients/answers.client.js';
-import type { DigestClient } from '../clients/digest.client.js';
-import type { KnowledgeClient } from '../clients/knowledge.client.js';
-import type { TicketsClient } from '../clients/tickets.client.js';
 import type { InputRules } from './api-contract.js';
 import type { OrgSettings } from './model.js';
+import type { Upstreams } from './ports.js';
 import {
   codePointLength,
   readEnum,
@@ -34,12 +31,8 @@ export type InputSource = Extract<ParamLocation, 'query' | 'body'>;
 
 export type Inputs = Record<string, unknown>;
 
-export interface AgentOperationDeps {
+export interface AgentOperationDeps extends Upstreams {
   rules: InputRules;
-  knowledge: KnowledgeClient;
-  digest: DigestClient;
-  tickets: TicketsClient;
-  answers: AnswersClient;
 }
 
 /**

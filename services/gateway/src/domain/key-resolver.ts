@@ -1,6 +1,6 @@
-import type { GatewayStore } from '../data-access/gateway-store.js';
 import { hashApiKey, hashesEqual } from './api-keys.js';
 import type { KeyGrant } from './model.js';
+import type { GatewayStore } from './ports.js';
 
 interface CacheEntry {
   grant: KeyGrant | undefined;

@@ -1,7 +1,7 @@
 import { AppError, invalidRequest } from '@support-agent/shared';
-import type { GatewayStore } from '../data-access/gateway-store.js';
 import { displayPrefix, generateApiKey, hashApiKey, randomId } from './api-keys.js';
 import type { ApiKeyRecord, OrgSettings, OrgWithSettings } from './model.js';
+import type { GatewayStore } from './ports.js';
 import { isScope, normalizeScopes, SCOPES, type Scope } from './scopes.js';
 import { defaultSettings, type SettingsPatch } from './settings.js';
 

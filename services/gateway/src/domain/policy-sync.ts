@@ -1,6 +1,6 @@
 import type { Logger } from '@support-agent/shared';
-import type { GatewayStore } from '../data-access/gateway-store.js';
 import type { OrgSettings } from './model.js';
+import type { GatewayStore } from './ports.js';
 
 /** The part of the answers service that receives organization policies. */
 export interface PolicyReceiver {

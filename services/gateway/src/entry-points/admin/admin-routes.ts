@@ -1,14 +1,16 @@
 import type { digest as digestPb } from '@support-agent/proto';
 import { AppError, invalidRequest } from '@support-agent/shared';
 import express, { type RequestHandler, type Router } from 'express';
-import type { AnswersClient } from '../../clients/answers.client.js';
-import type { DigestClient } from '../../clients/digest.client.js';
-import type { KnowledgeClient } from '../../clients/knowledge.client.js';
-import type { TicketsClient } from '../../clients/tickets.client.js';
 import { ticketToJson } from '../../domain/agent-operations.js';
 import { importKbEntries, parseKbEntryId } from '../../domain/kb-import.js';
 import type { ApiKeyRecord, OrgWithSettings } from '../../domain/model.js';
 import type { OrgAdmin } from '../../domain/orgs.js';
+import type {
+  AnswersUpstream,
+  DigestUpstream,
+  KnowledgeUpstream,
+  TicketsUpstream,
+} from '../../domain/ports.js';
 import { parseSettingsPatch, settingsToJson } from '../../domain/settings.js';
 import { isMissing, readEnum } from '../../domain/validation.js';
 import { methodNotAllowed } from '../http/errors.js';
@@ -20,10 +22,10 @@ export const ADMIN_BODY_LIMIT = 1024 * 1024;
 export interface AdminRouteDeps {
   auth: RequestHandler;
   orgs: OrgAdmin;
-  tickets: TicketsClient;
-  knowledge: KnowledgeClient;
-  digest: DigestClient;
-  answers: AnswersClient;
+  tickets: TicketsUpstream;
+  knowledge: KnowledgeUpstream;
+  digest: DigestUpstream;
+  answers: AnswersUpstream;
   /** Ticket status values (the OpenAPI document's TicketStatus enum). */
   ticketStatuses: readonly string[];
 }

@@ -1,10 +1,12 @@
 import type { Logger } from '@support-agent/shared';
 import express, { type Express } from 'express';
-import type { AnswersClient } from '../../clients/answers.client.js';
-import type { DigestClient } from '../../clients/digest.client.js';
-import type { KnowledgeClient } from '../../clients/knowledge.client.js';
-import type { TicketsClient } from '../../clients/tickets.client.js';
 import type { OrgAdmin } from '../../domain/orgs.js';
+import type {
+  AnswersUpstream,
+  DigestUpstream,
+  KnowledgeUpstream,
+  TicketsUpstream,
+} from '../../domain/ports.js';
 import { errorHandler, notFound } from '../http/errors.js';
 import { httpMetrics } from '../http/http-metrics.js';
 import { accessLog, requestContext } from '../http/request-context.js';
@@ -15,10 +17,10 @@ export interface AdminAppDeps {
   logger: Logger;
   adminToken: string;
   orgs: OrgAdmin;
-  tickets: TicketsClient;
-  knowledge: KnowledgeClient;
-  digest: DigestClient;
-  answers: AnswersClient;
+  tickets: TicketsUpstream;
+  knowledge: KnowledgeUpstream;
+  digest: DigestUpstream;
+  answers: AnswersUpstream;
   /** Ticket status values (the OpenAPI document's TicketStatus enum). */
   ticketStatuses: readonly string[];
   shuttingDown: () => boolean;

@@ -3,10 +3,11 @@ import { invalidRequest } from '@support-agent/shared';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { AgentOperationId, AgentRoute, ApiContract } from '../../domain/api-contract.js';
 import type { AgentOperations, Caller, Inputs } from '../../domain/agent-operations.js';
+import type { RequestRateLimiter } from '../../domain/ports.js';
 import type { Challenges } from './auth.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { jsonBody } from './json-body.js';
-import { countRequest, ReadAhead, rateLimit, type RequestRateLimiter } from './rate-limit.js';
+import { countRequest, ReadAhead, rateLimit } from './rate-limit.js';
 import { grantOf } from './request-context.js';
 import { requireScope } from './scopes.js';
 

@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import { API_PREFIXES, type ApiContract } from '../../domain/api-contract.js';
 import type { AgentOperations } from '../../domain/agent-operations.js';
 import type { KeyResolver } from '../../domain/key-resolver.js';
+import type { AuthFailureThrottle, RequestRateLimiter } from '../../domain/ports.js';
 import { MCP_PATH, mountMcp } from '../mcp/mcp-routes.js';
 import { McpToolset } from '../mcp/mcp-tools.js';
 import { agentRouter } from './agent-routes.js';
@@ -12,7 +13,6 @@ import { errorHandler, notFound } from './errors.js';
 import { mountHealth, type ReadinessCheck } from './health.js';
 import { httpMetrics } from './http-metrics.js';
 import { mountProtectedResource } from './protected-resource.js';
-import { type AuthFailureThrottle, type RequestRateLimiter } from './rate-limit.js';
 import { accessLog, requestContext } from './request-context.js';
 
 export interface PublicAppDeps {

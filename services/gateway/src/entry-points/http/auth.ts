@@ -2,8 +2,8 @@ import { AppError } from '@support-agent/shared';
 import type { RequestHandler } from 'express';
 import { isWellFormedApiKey } from '../../domain/api-keys.js';
 import type { KeyResolver } from '../../domain/key-resolver.js';
+import type { AuthFailureThrottle } from '../../domain/ports.js';
 import { gatewayMetrics, type AuthFailureReason } from './http-metrics.js';
-import type { AuthFailureThrottle } from './rate-limit.js';
 import { localsOf } from './request-context.js';
 
 export interface Challenges {

@@ -1,11 +1,12 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AppError, type Logger } from '@support-agent/shared';
 import express, { type Express, type RequestHandler, type Response } from 'express';
+import type { RequestRateLimiter } from '../../domain/ports.js';
 import { callerOf } from '../http/agent-routes.js';
 import { insufficientScopeChallenge, type Challenges } from '../http/auth.js';
 import { methodNotAllowed, toAppError } from '../http/errors.js';
 import { PUBLIC_BODY_LIMIT, requireUtf8 } from '../http/json-body.js';
-import { countRequest, type RequestRateLimiter } from '../http/rate-limit.js';
+import { countRequest } from '../http/rate-limit.js';
 import { grantOf } from '../http/request-context.js';
 import type { McpToolset } from './mcp-tools.js';
 

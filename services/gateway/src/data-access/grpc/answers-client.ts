@@ -1,8 +1,12 @@
 import { answers } from '@support-agent/proto';
+import type { AnswersUpstream } from '../../domain/ports.js';
 import { GrpcUpstream } from './grpc-upstream.js';
 
 /** Typed calls to the answers service; every call has a deadline and carries the request id. */
-export class AnswersClient extends GrpcUpstream<answers.AnswersServiceClient> {
+export class AnswersClient
+  extends GrpcUpstream<answers.AnswersServiceClient>
+  implements AnswersUpstream
+{
   constructor(address: string, deadlineMs: number) {
     super(address, deadlineMs, answers.AnswersServiceClient);
   }

@@ -1,8 +1,12 @@
 import { digest } from '@support-agent/proto';
+import type { DigestUpstream } from '../../domain/ports.js';
 import { GrpcUpstream } from './grpc-upstream.js';
 
 /** Typed calls to the digest service; every call has a deadline and carries the request id. */
-export class DigestClient extends GrpcUpstream<digest.DigestServiceClient> {
+export class DigestClient
+  extends GrpcUpstream<digest.DigestServiceClient>
+  implements DigestUpstream
+{
   /** @param bulkDeadlineMs deadline of BuildDigest (aggregation and prose generation) */
   constructor(
     address: string,

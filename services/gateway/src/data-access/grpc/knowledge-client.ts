@@ -1,8 +1,12 @@
 import { knowledge } from '@support-agent/proto';
+import type { KnowledgeUpstream } from '../../domain/ports.js';
 import { GrpcUpstream } from './grpc-upstream.js';
 
 /** Typed calls to the knowledge service; every call has a deadline and carries the request id. */
-export class KnowledgeClient extends GrpcUpstream<knowledge.KnowledgeServiceClient> {
+export class KnowledgeClient
+  extends GrpcUpstream<knowledge.KnowledgeServiceClient>
+  implements KnowledgeUpstream
+{
   /** @param bulkDeadlineMs deadline of UpsertEntries (a batch is embedded before it returns) */
   constructor(
     address: string,

@@ -1,8 +1,12 @@
 import { tickets } from '@support-agent/proto';
+import type { TicketsUpstream } from '../../domain/ports.js';
 import { GrpcUpstream } from './grpc-upstream.js';
 
 /** Typed calls to the tickets service; every call has a deadline and carries the request id. */
-export class TicketsClient extends GrpcUpstream<tickets.TicketsServiceClient> {
+export class TicketsClient
+  extends GrpcUpstream<tickets.TicketsServiceClient>
+  implements TicketsUpstream
+{
   constructor(address: string, deadlineMs: number) {
     super(address, deadlineMs, tickets.TicketsServiceClient);
   }

@@ -1,0 +1,205 @@
+import path from 'node:path';
+import { tickets as ticketsPb } from '@support-agent/proto';
+import { checkHealth, redactUrl, type Logger } from '@support-agent/shared';
+import type { Express } from 'express';
+import type { Redis } from 'ioredis';
+import type { GatewayConfig } from './config.js';
+import { ensureAdminTokenFile } from './data-access/admin-token-file.js';
+import { DemoKbMarker } from './data-access/demo-kb-marker.js';
+import { EmbeddedGatewayStore } from './data-access/embedded-store.js';
+import { AnswersClient } from './data-access/grpc/answers-client.js';
+import { DigestClient } from './data-access/grpc/digest-client.js';
+import { KnowledgeClient } from './data-access/grpc/knowledge-client.js';
+import { TicketsClient } from './data-access/grpc/tickets-client.js';
+import { MysqlGatewayStore } from './data-access/mysql-store.js';
+import { FixedWindowAuthThrottle } from './data-access/rate-limit/auth-throttle.js';
+import { limiterFactory } from './data-access/rate-limit/limiter-factory.js';
+import { FixedWindowRequestLimiter } from './data-access/rate-limit/request-limiter.js';
+import { connectRedis, waitForRedis } from './data-access/redis.js';
+import { AgentOperations } from './domain/agent-operations.js';
+import type { ApiContract } from './domain/api-contract.js';
+import { DemoKbSeeder } from './domain/demo-kb-seeder.js';
+import { KeyResolver } from './domain/key-resolver.js';
+import { bootstrapDemo, OrgAdmin, type DemoBootstrap } from './domain/orgs.js';
+import { OrgPolicySync } from './domain/policy-sync.js';
+import type { GatewayStore, Upstreams } from './domain/ports.js';
+import { createAdminApp } from './entry-points/admin/app.js';
+import { createPublicApp } from './entry-points/http/app.js';
+import type { ReadinessCheck } from './entry-points/http/health.js';
+
+/** What start() opened, each with its close; closed newest first, after the listeners. */
+export type Closers = Array<() => Promise<void> | void>;
+
+const REDIS_STARTUP_WAIT_MS = 5_000;
+const READINESS_CHECK_TIMEOUT_MS = 1_500;
+
+export interface AdminToken {
+  token: string;
+  /** Set only when this start generated the token (embedded first start): print it once. */
+  generated?: { token: string; path: string };
+}
+
+/** ADMIN_TOKEN, or (embedded mode) the token kept in DATA_DIR, written there on first start. */
+export function resolveAdminToken(config: GatewayConfig, logger: Logger): AdminToken {
+  if (config.adminToken !== undefined) return { token: config.adminToken };
+  const file = ensureAdminTokenFile(config.dataDir);
+  if (file.generated)
+    return { token: file.token, generated: { token: file.token, path: file.path } };
+  logger.info({ path: file.path }, 'using the admin token stored in DATA_DIR');
+  return { token: file.token };
+}
+
+/** The adapters chosen by the configuration, and the background work started with them. */
+export interface Adapters {
+  store: GatewayStore;
+  /** Unset = in-memory rate limits (embedded mode). */
+  redis: Redis | undefined;
+  upstreams: Upstreams;
+  policySync: OrgPolicySync;
+  /** Set only on an embedded first start: the demo organization's all-scope key. */
+  demo?: DemoBootstrap;
+  /** Set while (or after) an embedded start loads the demo KB in the background. */
+  demoKb?: DemoKbSeeder;
+}
+
+/** Opens the store, Redis and the upstream channels; each close is pushed to `closers`. */
+export async function openAdapters(
+  config: GatewayConfig,
+  logger: Logger,
+  closers: Closers,
+): Promise<Adapters> {
+  const store: GatewayStore = config.mysqlUrl
+    ? await MysqlGatewayStore.open(config.mysqlUrl, logger)
+    : new EmbeddedGatewayStore(path.join(config.dataDir, 'gateway', 'store.jsonl'));
+  closers.push(() => store.close());
+  const demo = config.embedded ? await bootstrapDemo(store) : undefined;
+  const demoKbMarker = config.embedded ? new DemoKbMarker(config.dataDir) : undefined;
+  if (demo) demoKbMarker?.markPending();
+
+  const redis = config.redisUrl ? await openRedis(config.redisUrl, logger, closers) : undefined;
+  const upstreams = openUpstreams(config, closers);
+
+  // Pending from the first start until the knowledge service has taken the demo KB.
+  let demoKb: DemoKbSeeder | undefined;
+  if (demoKbMarker?.isPending()) {
+    const seeder = new DemoKbSeeder(upstreams.knowledge, demoKbMarker, logger);
+    demoKb = seeder;
+    closers.push(() => seeder.stop());
+    seeder.start();
+  }
+
+  const policySync = new OrgPolicySync(upstreams.answers, logger);
+  closers.push(() => policySync.stop());
+  void policySync.publishAll(store);
+
+  return {
+    store,
+    redis,
+    upstreams,
+    policySync,
+    ...(demo ? { demo } : {}),
+    ...(demoKb ? { demoKb } : {}),
+  };
+}
+
+/** Redis for the rate limits; an unreachable Redis does not fail the start (in-memory limits). */
+async function openRedis(url: string, logger: Logger, closers: Closers): Promise<Redis> {
+  const client = connectRedis(url, logger);
+  closers.push(() => {
+    client.removeAllListeners('close'); // not an outage: don't log one
+    client.disconnect();
+  });
+  if (!(await waitForRedis(client, REDIS_STARTUP_WAIT_MS))) {
+    logger.warn(
+      { redis: redactUrl(url) },
+      'Redis not ready at start-up; serving with in-memory limits',
+    );
+  }
+  return client;
+}
+
+/** One gRPC client per upstream service, each with its deadlines. */
+function openUpstreams(config: GatewayConfig, closers: Closers): Upstreams {
+  const tickets = new TicketsClient(config.ticketsAddr, config.grpcDeadlineMs);
+  const knowledge = new KnowledgeClient(
+    config.knowledgeAddr,
+    config.grpcDeadlineMs,
+    config.grpcBulkDeadlineMs,
+  );
+  const answers = new AnswersClient(config.answersAddr, config.grpcDeadlineMs);
+  const digest = new DigestClient(
+    config.digestAddr,
+    config.grpcDeadlineMs,
+    config.grpcBulkDeadlineMs,
+  );
+  closers.push(() => [tickets, knowledge, answers, digest].forEach((c) => c.close()));
+  return { tickets, knowledge, answers, digest };
+}
+
+/** The store, Redis (when configured) and the tickets service must answer for /readyz. */
+function readinessChecks(
+  config: GatewayConfig,
+  store: GatewayStore,
+  redis: Redis | undefined,
+): ReadinessCheck[] {
+  return [
+    { name: 'store', check: () => store.ping() },
+    ...(redis ? [{ name: 'redis', check: async () => void (await redis.ping()) }] : []),
+    {
+      name: 'tickets',
+      check: async () => {
+        if (
+          !(await checkHealth(
+            config.ticketsAddr,
+            ticketsPb.TicketsServiceClient.serviceName,
+            READINESS_CHECK_TIMEOUT_MS,
+          ))
+        ) {
+          throw new Error(`tickets service at ${config.ticketsAddr} is not serving`);
+        }
+      },
+    },
+  ];
+}
+
+export interface AppsInput {
+  config: GatewayConfig;
+  logger: Logger;
+  contract: ApiContract;
+  adapters: Adapters;
+  adminToken: string;
+  shuttingDown: () => boolean;
+}
+
+/** The public and the admin express apps over the adapters: the domain objects built here. */
+export function createApps(input: AppsInput): { publicApp: Express; adminApp: Express } {
+  const { config, logger, contract, adapters, shuttingDown } = input;
+  const { store, redis, upstreams, policySync } = adapters;
+  const createLimiter = limiterFactory(redis);
+  const publicApp = createPublicApp({
+    logger,
+    publicBaseUrl: config.publicBaseUrl,
+    trustProxy: config.trustProxy,
+    resolver: new KeyResolver(store, config.keyCacheTtlMs),
+    authThrottle: new FixedWindowAuthThrottle(
+      createLimiter,
+      config.authFailuresPerMinPerIp,
+      logger,
+    ),
+    rateLimiter: new FixedWindowRequestLimiter(createLimiter, logger, redis),
+    contract,
+    operations: new AgentOperations({ rules: contract.rules, ...upstreams }),
+    mcpAllowedOrigins: config.mcpAllowedOrigins,
+    readinessChecks: readinessChecks(config, store, redis),
+    shuttingDown,
+  });
+  const adminApp = createAdminApp({
+    logger,
+    adminToken: input.adminToken,
+    orgs: new OrgAdmin(store, (orgId, settings) => policySync.publish(orgId, settings)),
+    ...upstreams,
+    ticketStatuses: contract.enumValues('TicketStatus'),
+    shuttingDown,
+  });
+  return { publicApp, adminApp };
+}
