@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger, SegmentedJournal, SegmentLine } from '@support-agent/shared';
+import type { Logger, SegmentLine } from '@support-agent/shared';
 import { isCollectionOf } from '../../domain/fingerprint.js';
 import type {
   CandidateQuery,
@@ -24,6 +24,7 @@ import {
   type DeleteRecord,
   type JournalRecord,
   type PutRecord,
+  type ReadRecord,
 } from './records.js';
 
 /**
@@ -75,6 +76,10 @@ export class EmbeddedIndex implements KnowledgeIndex {
   private readonly files: CollectionFiles;
   private readonly spills: SpillFiles;
   private orgs = new Map<string, OrgIndex>();
+  /** Reads records back from the journal in use (each organization keeps the one it was built on). */
+  private read: ReadRecord = () => {
+    throw new Error(`embedded index ${this.collection} is not open`);
+  };
   private initialized = false;
 
   constructor(private readonly options: EmbeddedIndexOptions) {
@@ -101,9 +106,9 @@ export class EmbeddedIndex implements KnowledgeIndex {
       this.disposeOrgs();
       this.spills.reset();
       const journal = this.files.openJournal();
-      const read = (at: SegmentLine) => journal.read(at);
+      this.read = (at) => journal.read(at);
       const records = journal.replay(
-        (record, at) => this.apply(record, at, read),
+        (record, at) => this.apply(record, at),
         (segment) =>
           this.options.logger?.warn(
             { collection: this.collection, segment },
@@ -141,11 +146,9 @@ export class EmbeddedIndex implements KnowledgeIndex {
       return toPutRecord(orgId, e);
     });
     // Written and fsynced before they are applied: an acknowledged write survives a crash.
-    const journal = this.files.journal;
-    const at = journal.appendMany(records);
-    const read = (line: SegmentLine) => journal.read(line);
+    const at = this.files.journal.appendMany(records);
     return records.map(
-      (r, i) => this.apply(r, at[i]!, read, entries[i]!.dense, entries[i]!.sparse) as WriteOutcome,
+      (r, i) => this.apply(r, at[i]!, entries[i]!.dense, entries[i]!.sparse) as WriteOutcome,
     );
   }
 
@@ -167,9 +170,8 @@ export class EmbeddedIndex implements KnowledgeIndex {
     const existing = org ? ids.filter((id) => org.slotOf.has(id)) : [];
     if (existing.length === 0) return 0;
     const record: DeleteRecord = { t: 'del', o: orgId, ids: existing };
-    const journal = this.files.journal;
-    const [at] = journal.appendMany([record]);
-    this.apply(record, at!, (line) => journal.read(line));
+    const [at] = this.files.journal.appendMany([record]);
+    this.apply(record, at!);
     return existing.length;
   }
 
@@ -221,14 +223,10 @@ export class EmbeddedIndex implements KnowledgeIndex {
     this.initialized = false;
   }
 
-  /**
-   * Applies a journal record whose line is at `at` (read back through `read`);
-   * `dense`/`sparse` save decoding them again.
-   */
+  /** Applies a journal record whose line is at `at`; `dense`/`sparse` save decoding them again. */
   private apply(
     record: JournalRecord,
     at: SegmentLine,
-    read: (at: SegmentLine) => JournalRecord,
     dense?: Float32Array,
     sparse?: SparseVector,
   ): WriteOutcome | number {
@@ -241,7 +239,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       return n;
     }
     if (!org) {
-      org = this.newOrg(read);
+      org = this.newOrg(this.read);
       this.orgs.set(record.o, org);
     }
     const vector = dense ?? denseOfRecord(record);
@@ -253,7 +251,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
     return outcome;
   }
 
-  private newOrg(read: (at: SegmentLine) => JournalRecord): OrgIndex {
+  private newOrg(read: ReadRecord): OrgIndex {
     return new OrgIndex(
       this.options.dimensions,
       this.options.quantizeAbove ?? DEFAULT_QUANTIZE_ABOVE,
@@ -267,8 +265,8 @@ export class EmbeddedIndex implements KnowledgeIndex {
    * organization in id order) into the next generation, and rebuilds the organizations on it.
    */
   private compactJournal(records: number, live: number): void {
-    const fresh: SegmentedJournal<JournalRecord> = this.files.nextGeneration();
-    const read = (at: SegmentLine) => fresh.read(at);
+    const fresh = this.files.nextGeneration();
+    const read: ReadRecord = (at) => fresh.read(at);
     const rebuilt = new Map<string, OrgIndex>();
     for (const [orgId, org] of this.orgs) {
       const next = this.newOrg(read);
@@ -283,6 +281,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       rebuilt.set(orgId, next);
     }
     this.files.commitGeneration(fresh);
+    this.read = read;
     this.disposeOrgs();
     this.orgs = rebuilt;
     this.options.logger?.info(
