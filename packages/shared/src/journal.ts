@@ -4,64 +4,240 @@ import {
   fsyncSync,
   closeSync,
   readFileSync,
+  readSync,
   existsSync,
+  fstatSync,
   mkdirSync,
+  readdirSync,
   truncateSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+
+/** Where a record's line is in its file: byte offset and length (newline excluded). */
+export interface JournalLine {
+  offset: number;
+  length: number;
+}
+
+export interface JsonlJournalOptions {
+  /** Only read the file: a torn last line is skipped but left in place, and appends throw. */
+  readOnly?: boolean;
+}
 
 /**
  * An append-only JSON-lines file: the persistence of the embedded adapters.
- * Each record is written and fsynced before append() returns, so an
+ * Each batch of records is written and fsynced before append() returns, so an
  * acknowledged write survives a crash; replay() rebuilds state at start-up.
  * A torn last line (crash mid-write) is cut off at replay: it was never acknowledged.
+ * Every record's position is known, so a record can be read back by itself later.
  */
 export class JsonlJournal<T> {
   private fd: number | undefined;
+  private readFd: number | undefined;
+  /** Bytes in the file, as replayed and appended here. */
+  private size = 0;
+  /** Records in the file: replayed plus appended. */
+  records = 0;
+  /** Whether replay found a torn last line (and, unless read-only, cut it off). */
+  torn = false;
 
-  constructor(readonly path: string) {}
+  constructor(
+    readonly path: string,
+    private readonly options: JsonlJournalOptions = {},
+  ) {}
 
-  /** Calls `apply` for every stored record, in order, then opens the file for appending. */
-  replay(apply: (record: T) => void): number {
-    mkdirSync(dirname(this.path), { recursive: true });
+  /**
+   * Calls `apply` for every stored record, in order, with where its line is; then, unless
+   * read-only, opens the file for appending. Returns how many records there were.
+   */
+  replay(apply: (record: T, line: JournalLine) => void): number {
+    const readOnly = this.options.readOnly === true;
+    if (!readOnly) mkdirSync(dirname(this.path), { recursive: true });
     let count = 0;
     if (existsSync(this.path)) {
       const bytes = readFileSync(this.path);
       // Everything after the last newline is a record whose write never completed.
       const end = bytes.lastIndexOf(0x0a) + 1;
-      if (end < bytes.length) truncateSync(this.path, end);
-      const lines = bytes.subarray(0, end).toString('utf8').split('\n');
-      for (const line of lines) {
-        if (!line) continue;
-        apply(JSON.parse(line) as T);
-        count++;
+      this.torn = end < bytes.length;
+      if (this.torn && !readOnly) truncateSync(this.path, end);
+      for (let start = 0; start < end;) {
+        const eol = bytes.indexOf(0x0a, start);
+        if (eol > start) {
+          const record = JSON.parse(bytes.toString('utf8', start, eol)) as T;
+          apply(record, { offset: start, length: eol - start });
+          count++;
+        }
+        start = eol + 1;
       }
+      this.size = end;
     }
-    this.open();
+    this.records = count;
+    if (!readOnly) this.open();
     return count;
   }
 
-  append(record: T): void {
-    this.appendMany([record]);
+  append(record: T): JournalLine {
+    return this.appendMany([record])[0]!;
   }
 
-  /** Appends records with a single write and fsync. */
-  appendMany(records: T[]): void {
-    if (records.length === 0) return;
+  /** Appends records with a single write and fsync; returns where each line landed. */
+  appendMany(records: T[]): JournalLine[] {
+    if (records.length === 0) return [];
+    if (this.options.readOnly) throw new Error(`journal ${this.path} is open read-only`);
     this.open();
-    writeSync(this.fd!, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const lines = records.map((r) => JSON.stringify(r));
+    const at: JournalLine[] = [];
+    let offset = this.size;
+    for (const line of lines) {
+      const length = Buffer.byteLength(line);
+      at.push({ offset, length });
+      offset += length + 1;
+    }
+    const bytes = Buffer.from(lines.join('\n') + '\n');
+    let written = 0;
+    while (written < bytes.length) written += writeSync(this.fd!, bytes, written);
     fsyncSync(this.fd!);
+    this.size = offset;
+    this.records += records.length;
+    return at;
+  }
+
+  /** The record whose line is at `line` (a positional read: page cache, no seek state). */
+  read(line: JournalLine): T {
+    this.readFd ??= openSync(this.path, 'r');
+    const buf = Buffer.allocUnsafe(line.length);
+    let got = 0;
+    while (got < line.length) {
+      const n = readSync(this.readFd, buf, got, line.length - got, line.offset + got);
+      if (n === 0) throw new Error(`journal ${this.path} is shorter than expected`);
+      got += n;
+    }
+    return JSON.parse(buf.toString('utf8')) as T;
+  }
+
+  /** Stops appending here; the file stays readable. */
+  seal(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.seal();
+    if (this.readFd !== undefined) closeSync(this.readFd);
+    this.readFd = undefined;
   }
 
   private open(): void {
     if (this.fd === undefined) {
       mkdirSync(dirname(this.path), { recursive: true });
       this.fd = openSync(this.path, 'a');
+      this.size = fstatSync(this.fd).size;
     }
+  }
+}
+
+/** Where a record's line is in a segmented journal. */
+export interface SegmentLine extends JournalLine {
+  segment: number;
+}
+
+export interface SegmentedJournalOptions extends JsonlJournalOptions {
+  /** A batch goes to a new segment once the current one holds this many records. */
+  segmentRecords: number;
+}
+
+const segmentName = (n: number) => `segment-${String(n).padStart(6, '0')}.jsonl`;
+
+/** Segment numbers in a directory, ascending. */
+function listSegments(dir: string): number[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((name) => /^segment-(\d+)\.jsonl$/.exec(name))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
+}
+
+/**
+ * A journal kept as numbered JSON-lines files in one directory (`segment-000001.jsonl`, …),
+ * for journals too large to read back as one file: each segment is a JsonlJournal, and a
+ * record's position (segment, offset, length) stays valid for positional reads for as long
+ * as the directory exists.
+ */
+export class SegmentedJournal<T> {
+  private readonly segments = new Map<number, JsonlJournal<T>>();
+  private writer: JsonlJournal<T> | undefined;
+  private last = 0;
+
+  constructor(
+    readonly dir: string,
+    private readonly options: SegmentedJournalOptions,
+  ) {}
+
+  /**
+   * Replays every segment in order (see JsonlJournal.replay); `onTorn` hears of each segment
+   * whose torn last line was dropped. Returns how many records there were.
+   */
+  replay(apply: (record: T, at: SegmentLine) => void, onTorn?: (path: string) => void): number {
+    let count = 0;
+    const segments = listSegments(this.dir);
+    for (const segment of segments) {
+      const journal = new JsonlJournal<T>(join(this.dir, segmentName(segment)), this.options);
+      // Readable while it is replayed: applying a record may read an earlier one back.
+      this.segments.set(segment, journal);
+      this.last = segment;
+      count += journal.replay((record, line) =>
+        apply(record, { segment, offset: line.offset, length: line.length }),
+      );
+      // Only the last segment may be appended to again (see startAppending).
+      if (segment !== segments[segments.length - 1] || journal.torn) journal.seal();
+      if (journal.torn) onTorn?.(journal.path);
+    }
+    return count;
+  }
+
+  /**
+   * Opens the journal for appending: at the end of the last segment, or in a new one when
+   * there is none or its last line was torn (a crashed write is never appended to).
+   */
+  startAppending(): void {
+    const last = this.segments.get(this.last);
+    if (last && !last.torn) this.writer = last;
+    else this.rotate();
+  }
+
+  /** Appends records with a single write and fsync; returns where each line landed. */
+  appendMany(records: T[]): SegmentLine[] {
+    if (records.length === 0) return [];
+    if (!this.writer || this.writer.records >= this.options.segmentRecords) this.rotate();
+    const segment = this.last;
+    return this.writer!.appendMany(records).map((line) => ({
+      segment,
+      offset: line.offset,
+      length: line.length,
+    }));
+  }
+
+  /** The record whose line is at `at`. */
+  read(at: SegmentLine): T {
+    const journal = this.segments.get(at.segment);
+    if (!journal) throw new Error(`journal ${this.dir} has no segment ${at.segment}`);
+    return journal.read(at);
+  }
+
+  close(): void {
+    for (const journal of this.segments.values()) journal.close();
+    this.segments.clear();
+    this.writer = undefined;
+  }
+
+  /** Starts the next segment (creating its file). */
+  private rotate(): void {
+    if (this.options.readOnly) throw new Error(`journal ${this.dir} is open read-only`);
+    this.writer?.seal();
+    const segment = ++this.last;
+    this.writer = new JsonlJournal<T>(join(this.dir, segmentName(segment)));
+    this.writer.replay(() => undefined);
+    this.segments.set(segment, this.writer);
   }
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@support-agent/shared';
-import { EmbeddedIndex } from '../src/data-access/embedded-index.js';
+import { EmbeddedIndex } from '../src/data-access/embedded-index/index.js';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
 import { collectionName } from '../src/domain/fingerprint.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';

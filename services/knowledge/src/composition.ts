@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { Logger } from '@support-agent/shared';
 import { usesOpenAI, type KnowledgeConfig } from './config.js';
-import { EmbeddedCatalog, EmbeddedIndex } from './data-access/embedded-index.js';
+import { EmbeddedCatalog, EmbeddedIndex } from './data-access/embedded-index/index.js';
 import { HashedEmbeddings, HASHED_DEFAULT_DIMENSIONS } from './data-access/hashed-embeddings.js';
 import { OpenAIEmbeddings } from './data-access/openai-embeddings.js';
 import { createQdrantClient, QdrantCatalog, QdrantIndex } from './data-access/qdrant-index.js';

@@ -11,7 +11,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { EmbeddedIndex, type EmbeddedIndexOptions } from '../src/data-access/embedded-index.js';
+import {
+  EmbeddedIndex,
+  type EmbeddedIndexOptions,
+} from '../src/data-access/embedded-index/index.js';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AppError } from '@support-agent/shared';
-import { EmbeddedCatalog, EmbeddedIndex } from '../src/data-access/embedded-index.js';
+import { EmbeddedCatalog, EmbeddedIndex } from '../src/data-access/embedded-index/index.js';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
 import { createQdrantClient, QdrantCatalog, QdrantIndex } from '../src/data-access/qdrant-index.js';
 import { collectionName } from '../src/domain/fingerprint.js';

@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '@support-agent/shared';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
-import { EmbeddedIndex } from '../src/data-access/embedded-index.js';
+import { EmbeddedIndex } from '../src/data-access/embedded-index/index.js';
 import { createQdrantClient, QdrantCatalog, QdrantIndex } from '../src/data-access/qdrant-index.js';
 import type { KnowledgeIndex } from '../src/domain/ports.js';
 import { QdrantStandIn } from './support/qdrant-standin.js';

@@ -1,0 +1,185 @@
+import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Dense vectors are stored in chunks of this many rows: growing never copies them. */
+export const CHUNK_ROWS = 1_024;
+
+/**
+ * Where a large organization's int8 vectors go once a chunk of CHUNK_ROWS rows is full: a
+ * file of fixed-size rows (row = slot × dimensions bytes). Big organizations read dense
+ * vectors only for the ≤ 100 candidates of a query (their brute-force pass is over the
+ * exact-dense budget), one `pread` each from the page cache, so keeping them in the process
+ * only cost memory (≈ 0.5 KB per entry at 512 dimensions). The file is derived data: it is
+ * rewritten from the journal at every start (no fsync) and deleted with its index.
+ */
+export class VectorSpill {
+  private fd: number | undefined;
+
+  constructor(
+    readonly path: string,
+    private readonly rowBytes: number,
+  ) {}
+
+  /** Writes `rows` (whole rows, starting at row `first`). */
+  write(first: number, rows: Int8Array): void {
+    this.fd ??= openSync(this.path, 'w+');
+    const bytes = new Uint8Array(rows.buffer, rows.byteOffset, rows.byteLength);
+    let done = 0;
+    while (done < bytes.length)
+      done += writeSync(this.fd, bytes, done, bytes.length - done, first * this.rowBytes + done);
+  }
+
+  /** Reads `into.length / rowBytes` rows starting at row `first` into `into`. */
+  read(first: number, into: Int8Array): Int8Array {
+    const bytes = new Uint8Array(into.buffer, into.byteOffset, into.byteLength);
+    let got = 0;
+    while (got < bytes.length) {
+      const n = readSync(this.fd!, bytes, got, bytes.length - got, first * this.rowBytes + got);
+      if (n === 0) throw new Error(`vector spill file ${this.path} is shorter than expected`);
+      got += n;
+    }
+    return into;
+  }
+
+  dispose(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    rmSync(this.path, { force: true });
+  }
+}
+
+/** The spill files of one collection (`<collection>/vectors/<n>.i8`), one per organization index. */
+export class SpillFiles {
+  private serial = 0;
+
+  constructor(
+    readonly dir: string,
+    private readonly dimensions: number,
+    /** Off: every vector stays in memory. */
+    readonly enabled: boolean,
+  ) {}
+
+  /** Removes the files of a previous run (they are derived from the journal). */
+  reset(): void {
+    if (!this.enabled) return;
+    rmSync(this.dir, { recursive: true, force: true });
+    mkdirSync(this.dir, { recursive: true });
+  }
+
+  /** A spill file for a new organization index (none when spilling is off). */
+  next(): VectorSpill | undefined {
+    if (!this.enabled) return undefined;
+    return new VectorSpill(join(this.dir, `${++this.serial}.i8`), this.dimensions);
+  }
+}
+
+/**
+ * One organization's dense vectors by slot, in chunks of CHUNK_ROWS rows: float32, or int8
+ * with one scale per vector once quantized (a quarter of the memory; cosines within ~1e-3).
+ * A `null` chunk is a full int8 chunk that lives in the spill file.
+ */
+export class DenseVectors {
+  chunks: Array<Float32Array | Int8Array | null> = [];
+  quantized = false;
+  scales = new Float32Array(0);
+
+  constructor(
+    readonly dimensions: number,
+    /** Where full int8 chunks go, if anywhere (else they stay in memory). */
+    private readonly spill?: VectorSpill,
+  ) {}
+
+  /** Makes room for the scales of `capacity` slots (chunks are allocated as slots reach them). */
+  ensureCapacity(capacity: number): void {
+    if (capacity <= this.scales.length) return;
+    const scales = new Float32Array(capacity);
+    scales.set(this.scales);
+    this.scales = scales;
+  }
+
+  /** Stores the vector of a new slot (slots are written once, in ascending order). */
+  write(slot: number, v: Float32Array): void {
+    const dim = this.dimensions;
+    const c = Math.floor(slot / CHUNK_ROWS);
+    // Chunks are allocated as slots reach them, never ahead (capacity grows by up to 2×).
+    if (c === this.chunks.length) {
+      const rows = CHUNK_ROWS * dim;
+      this.chunks.push(this.quantized ? new Int8Array(rows) : new Float32Array(rows));
+    }
+    const chunk = this.chunks[c];
+    if (!chunk) throw new Error(`dense chunk of slot ${slot} is already spilled`);
+    const off = (slot % CHUNK_ROWS) * dim;
+    if (chunk instanceof Float32Array) {
+      chunk.set(v, off);
+      return;
+    }
+    // Symmetric int8: the largest component maps to ±127.
+    let max = 0;
+    for (let j = 0; j < dim; j++) max = Math.max(max, Math.abs(v[j]!));
+    const scale = max / 127;
+    if (scale === 0) chunk.fill(0, off, off + dim);
+    else for (let j = 0; j < dim; j++) chunk[off + j] = Math.round(v[j]! / scale);
+    this.scales[slot] = scale;
+    // Slots are only ever appended: once a chunk's last row is written, it is final.
+    if (slot % CHUNK_ROWS === CHUNK_ROWS - 1) this.spillChunk(c);
+  }
+
+  /** The slot's vector as float32 (a view, or a dequantized copy). */
+  read(slot: number): Float32Array {
+    const dim = this.dimensions;
+    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)]!;
+    if (chunk === null) {
+      const row = this.spill!.read(slot, new Int8Array(dim));
+      return this.dequantize(row, 0, slot);
+    }
+    const off = (slot % CHUNK_ROWS) * dim;
+    if (chunk instanceof Float32Array) return chunk.subarray(off, off + dim);
+    return this.dequantize(chunk, off, slot);
+  }
+
+  /** The int8 rows of chunk `c` (read into `buffer` when spilled). */
+  int8Chunk(c: number, buffer: () => Int8Array): Int8Array {
+    const chunk = this.chunks[c];
+    if (chunk === null) return this.spill!.read(c * CHUNK_ROWS, buffer());
+    return chunk as Int8Array;
+  }
+
+  /**
+   * Switches to int8 (once, when the organization grows past its threshold), re-encoding
+   * the first `rows` slots of which those with `alive[slot]` set are live.
+   */
+  quantize(rows: number, alive: Uint8Array): void {
+    const floats = this.chunks;
+    this.chunks = floats.map(() => new Int8Array(CHUNK_ROWS * this.dimensions));
+    this.quantized = true;
+    for (let slot = 0; slot < rows; slot++) {
+      if (!alive[slot]) continue;
+      const off = (slot % CHUNK_ROWS) * this.dimensions;
+      const chunk = floats[Math.floor(slot / CHUNK_ROWS)] as Float32Array;
+      this.write(slot, chunk.subarray(off, off + this.dimensions));
+    }
+    // Full chunks whose last row is a dead slot were not spilled by write.
+    for (let c = 0; (c + 1) * CHUNK_ROWS <= rows; c++) this.spillChunk(c);
+  }
+
+  /** Forgets the spilled vectors (the index is being replaced or closed). */
+  dispose(): void {
+    this.spill?.dispose();
+  }
+
+  private dequantize(rows: Int8Array, off: number, slot: number): Float32Array {
+    const dim = this.dimensions;
+    const out = new Float32Array(dim);
+    const scale = this.scales[slot]!;
+    for (let j = 0; j < dim; j++) out[j] = rows[off + j]! * scale;
+    return out;
+  }
+
+  /** Moves a full int8 chunk to the spill file, if there is one. */
+  private spillChunk(c: number): void {
+    const chunk = this.chunks[c];
+    if (!this.spill || !(chunk instanceof Int8Array)) return;
+    this.spill.write(c * CHUNK_ROWS, chunk);
+    this.chunks[c] = null;
+  }
+}

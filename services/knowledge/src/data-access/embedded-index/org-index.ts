@@ -1,0 +1,230 @@
+import type { SegmentLine } from '@support-agent/shared';
+import type { SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
+import { compareIds } from '../../domain/scoring.js';
+import { DenseVectors, type VectorSpill } from './dense-store.js';
+import { InvertedIndex } from './postings.js';
+import {
+  JournalEntry,
+  termsOfRecord,
+  weightsOfRecord,
+  type PutRecord,
+  type ReadRecord,
+} from './records.js';
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * One organization's entries, by slot: slots are append-only (a replaced entry gets a new
+ * slot, the old one is marked dead) until the organization is compacted. In memory is only
+ * what search needs (vectors, postings, write time, content hash, where the entry's journal
+ * line is); text, tags and the entry's own sparse vector are read back from the journal.
+ */
+export class OrgIndex {
+  size = 0;
+  live = 0;
+  capacity = 0;
+  ids: (string | undefined)[] = [];
+  alive = new Uint8Array(0);
+  updatedAt = new Float64Array(0);
+  /** sha256 content hashes, 32 bytes per slot (other formats, if any, in otherHashes). */
+  hashes = new Uint8Array(0);
+  readonly otherHashes = new Map<number, string>();
+  /** Where each slot's journal line is. */
+  refSegment = new Uint32Array(0);
+  refOffset = new Float64Array(0);
+  refLength = new Uint32Array(0);
+  readonly dense: DenseVectors;
+  readonly terms = new InvertedIndex();
+  readonly slotOf = new Map<string, number>();
+  /** Scratch accumulator for lexical scores and the slots it touched, reset after each query. */
+  scratch = new Float32Array(0);
+  touched = new Int32Array(0);
+  private sortedIds: string[] | undefined;
+
+  constructor(
+    readonly dimensions: number,
+    /** Live entries above which dense vectors are kept as int8. */
+    readonly quantizeAbove: number,
+    /** Reads a journal line back. */
+    readonly read: ReadRecord,
+    spill?: VectorSpill,
+  ) {
+    this.dense = new DenseVectors(dimensions, spill);
+  }
+
+  /** Forgets the spilled vectors (the index is being replaced or closed). */
+  dispose(): void {
+    this.dense.dispose();
+  }
+
+  /** `sparse`, when given, is the record's sparse vector already decoded. */
+  put(
+    record: PutRecord,
+    at: SegmentLine,
+    dense: Float32Array,
+    sparse?: SparseVector,
+  ): WriteOutcome {
+    const previous = this.slotOf.get(record.id);
+    if (previous !== undefined) this.kill(previous);
+    else this.sortedIds = undefined;
+    const slot = this.size++;
+    this.ensureCapacity(this.size);
+    if (!this.dense.quantized && this.live + 1 > this.quantizeAbove)
+      this.dense.quantize(slot, this.alive);
+    this.ids[slot] = record.id;
+    this.alive[slot] = 1;
+    this.updatedAt[slot] = record.u;
+    if (HEX64.test(record.h)) this.hashes.set(Buffer.from(record.h, 'hex'), slot * 32);
+    else this.otherHashes.set(slot, record.h);
+    this.refSegment[slot] = at.segment;
+    this.refOffset[slot] = at.offset;
+    this.refLength[slot] = at.length;
+    this.dense.write(slot, dense);
+    this.terms.add(
+      slot,
+      sparse?.indices ?? termsOfRecord(record),
+      sparse?.values ?? weightsOfRecord(record),
+    );
+    this.slotOf.set(record.id, slot);
+    this.live++;
+    return previous === undefined ? 'inserted' : 'updated';
+  }
+
+  remove(id: string): boolean {
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return false;
+    this.kill(slot);
+    this.slotOf.delete(id);
+    this.sortedIds = undefined;
+    return true;
+  }
+
+  /** True when dead slots outnumber live ones enough to be worth a rebuild. */
+  needsCompaction(): boolean {
+    const dead = this.size - this.live;
+    return dead > 1024 && dead > this.live;
+  }
+
+  /** Rebuilds arrays and postings from the live slots (same journal lines). */
+  compacted(spill?: VectorSpill): OrgIndex {
+    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.read, spill);
+    fresh.ensureCapacity(this.live);
+    for (let slot = 0; slot < this.size; slot++) {
+      if (!this.alive[slot]) continue;
+      fresh.put(this.recordAt(slot), this.lineOf(slot), this.denseOf(slot));
+    }
+    return fresh;
+  }
+
+  /** Live entry ids in code-unit order (cached until the set of ids changes). */
+  idsInOrder(): string[] {
+    this.sortedIds ??= [...this.slotOf.keys()].sort(compareIds);
+    return this.sortedIds;
+  }
+
+  lineOf(slot: number): SegmentLine {
+    return {
+      segment: this.refSegment[slot]!,
+      offset: this.refOffset[slot]!,
+      length: this.refLength[slot]!,
+    };
+  }
+
+  /** The slot's journal record (its text, tags and both vectors as written). */
+  recordAt(slot: number): PutRecord {
+    return this.recordOf(this.ids[slot]!, this.lineOf(slot));
+  }
+
+  contentHashOf(slot: number): string {
+    return (
+      this.otherHashes.get(slot) ??
+      Buffer.from(this.hashes.buffer, this.hashes.byteOffset + slot * 32, 32).toString('hex')
+    );
+  }
+
+  /** The entry at a live slot; its text is read from the journal when first needed. */
+  entryAt(slot: number): StoredEntry {
+    // The line stays where it is even if the entry is replaced meanwhile.
+    const id = this.ids[slot]!;
+    const at = this.lineOf(slot);
+    // Searches never ask for the hash (a hex string per candidate): it is read from the
+    // line's own record when asked for, so it always matches the text served with it.
+    return new JournalEntry(
+      id,
+      this.updatedAt[slot]!,
+      () => this.contentHashAt(slot, id, at),
+      () => this.recordOf(id, at),
+    );
+  }
+
+  /** A plain copy of the entry (text read now). */
+  storedEntryAt(slot: number): StoredEntry {
+    const r = this.recordAt(slot);
+    return {
+      id: r.id,
+      question: r.q,
+      answer: r.a,
+      tags: r.g,
+      updatedAt: this.updatedAt[slot]!,
+      contentHash: this.contentHashOf(slot),
+    };
+  }
+
+  /** The slot's vector as float32 (a view, or a dequantized copy). */
+  denseOf(slot: number): Float32Array {
+    return this.dense.read(slot);
+  }
+
+  /** The slot's weights for the given terms (ascending ids): what lexical scoring reads. */
+  sparseFor(slot: number, ids: readonly number[]): { indices: number[]; values: number[] } {
+    return this.terms.weightsAt(slot, ids);
+  }
+
+  ensureCapacity(n: number): void {
+    if (n <= this.capacity) return;
+    // Doubling while small, then by a quarter: a big organization wastes little on headroom.
+    const grown = this.capacity < 65_536 ? this.capacity * 2 : Math.ceil(this.capacity * 1.25);
+    const capacity = Math.max(n, grown, 64);
+    this.alive = grow(this.alive, new Uint8Array(capacity));
+    this.updatedAt = grow(this.updatedAt, new Float64Array(capacity));
+    this.hashes = grow(this.hashes, new Uint8Array(capacity * 32));
+    this.refSegment = grow(this.refSegment, new Uint32Array(capacity));
+    this.refOffset = grow(this.refOffset, new Float64Array(capacity));
+    this.refLength = grow(this.refLength, new Uint32Array(capacity));
+    this.dense.ensureCapacity(capacity);
+    this.scratch = new Float32Array(capacity);
+    this.touched = new Int32Array(capacity);
+    this.capacity = capacity;
+  }
+
+  private recordOf(id: string, at: SegmentLine): PutRecord {
+    const record = this.read(at);
+    if (record.t !== 'put' || record.id !== id)
+      throw new Error(`journal line of entry ${id} does not match`);
+    return record;
+  }
+
+  /** The content hash of entry `id` stored at `at`: the slot's, unless the slot moved on. */
+  private contentHashAt(slot: number, id: string, at: SegmentLine): string {
+    const current = this.lineOf(slot);
+    if (this.ids[slot] === id && current.segment === at.segment && current.offset === at.offset) {
+      return this.contentHashOf(slot);
+    }
+    return this.recordOf(id, at).h;
+  }
+
+  private kill(slot: number): void {
+    // The entry's terms are in its journal line (replacing or deleting an entry reads it).
+    this.terms.forget(termsOfRecord(this.recordAt(slot)));
+    this.alive[slot] = 0;
+    this.ids[slot] = undefined;
+    this.otherHashes.delete(slot);
+    this.live--;
+  }
+}
+
+/** Copies `from` into the start of the larger `to`. */
+function grow<T extends Uint8Array | Uint32Array | Float64Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
