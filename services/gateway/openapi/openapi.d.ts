@@ -27,36 +27,27 @@ export interface components {
       /** @description Matches, most relevant first (score descending, ties by entry id); empty when nothing matches or the knowledge base is empty. */
       results: components['schemas']['SearchResult'][];
     };
-    /** @description The most recently generated weekly FAQ digest, or the message that none exists yet. */
-    FaqDigest: components['schemas']['FaqDigestPresent'] | components['schemas']['FaqDigestNone'];
-    /** FAQ digest */
-    FaqDigestPresent: {
-      /** @description `FAQ digest for <week_start> to <week_end>`. */
+    /**
+     * FAQ digest
+     * @description The most recently generated weekly FAQ digest. Before the first digest exists the same object says so: `message` is `No FAQ digest has been generated yet.`, `week_start`, `week_end` and `content` are `null` and `ticket_count` is 0. When a digest exists, none of them is `null`.
+     */
+    FaqDigest: {
+      /** @description `FAQ digest for <week_start> to <week_end>`, or `No FAQ digest has been generated yet.` */
       message: string;
       /**
        * Format: date
-       * @description Monday of the ISO week (UTC), `YYYY-MM-DD`.
+       * @description Monday of the ISO week (UTC), `YYYY-MM-DD`; `null` when no digest exists yet.
        */
-      week_start: string;
+      week_start: string | null;
       /**
        * Format: date
-       * @description Sunday of the ISO week (UTC), `YYYY-MM-DD`.
+       * @description Sunday of the ISO week (UTC), `YYYY-MM-DD`; `null` when no digest exists yet.
        */
-      week_end: string;
-      /** @description Tickets created in that week. */
+      week_end: string | null;
+      /** @description Tickets created in that week; 0 when no digest exists yet. */
       ticket_count: number;
-      /** @description The digest in Markdown. */
-      content: string;
-    };
-    /** No digest yet */
-    FaqDigestNone: {
-      /** @constant */
-      message: 'No FAQ digest has been generated yet.';
-      week_start: null;
-      week_end: null;
-      /** @constant */
-      ticket_count: 0;
-      content: null;
+      /** @description The digest in Markdown; `null` when no digest exists yet. */
+      content: string | null;
     };
     /**
      * @description New tickets are `open`; staff move them `open → in_progress → resolved → closed`, `resolved → open`, any non-closed → `duplicate`; triage may resolve an `open` ticket it answered automatically.

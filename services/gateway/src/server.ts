@@ -159,6 +159,8 @@ export async function start(
     const publicApp = createPublicApp({
       logger,
       publicBaseUrl: config.publicBaseUrl,
+      fallbackBaseUrl: `http://localhost:${config.port}`,
+      authorizationServers: config.authorizationServers ?? [],
       trustProxy: config.trustProxy,
       resolver: new KeyResolver(store, config.keyCacheTtlMs),
       authThrottle: new AuthFailureThrottle(createLimiter, config.authFailuresPerMinPerIp, logger),

@@ -172,7 +172,8 @@ describe('configuration', () => {
     assert.equal(c.host, '0.0.0.0');
     assert.equal(c.adminPort, 8081);
     assert.equal(c.adminHost, '127.0.0.1');
-    assert.equal(c.publicBaseUrl, 'http://localhost:8080');
+    assert.equal(c.publicBaseUrl, undefined, 'unset: derived from each request');
+    assert.deepEqual(c.authorizationServers, []);
     assert.equal(c.ticketsAddr, '127.0.0.1:50051');
     assert.equal(c.digestAddr, '127.0.0.1:50054');
     assert.equal(c.keyCacheTtlMs, 500);
