@@ -188,6 +188,20 @@ describe('configuration', () => {
     assert.equal(loadGatewayConfig({ EMBEDDED: 'true', TRUST_PROXY: '2' }).trustProxy, 2);
   });
 
+  it('when PORT_BASE is set, then the listeners and upstream addresses follow it; explicit ones win; metrics bind loopback', () => {
+    const c = loadGatewayConfig({ EMBEDDED: 'true', PORT_BASE: '18500', ADMIN_PORT: '7001' });
+    assert.equal(c.port, 18500);
+    assert.equal(c.adminPort, 7001);
+    assert.equal(c.ticketsAddr, '127.0.0.1:18511');
+    assert.equal(c.digestAddr, '127.0.0.1:18514');
+    assert.equal(c.metricsPort, 18525);
+    assert.equal(c.metricsHost, '127.0.0.1');
+    assert.equal(
+      loadGatewayConfig({ EMBEDDED: 'true', METRICS_HOST: '0.0.0.0' }).metricsHost,
+      '0.0.0.0',
+    );
+  });
+
   it('when the key cache TTL exceeds 1 s, then the configuration is rejected', () => {
     assert.throws(
       () => loadGatewayConfig({ EMBEDDED: 'true', KEY_CACHE_TTL_MS: '1500' }),

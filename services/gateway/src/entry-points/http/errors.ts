@@ -124,8 +124,9 @@ const OAUTH_CLIENT_PROBE =
 
 /** Read by a person when an OAuth client gives up: what to configure instead. */
 const NO_OAUTH_HINT =
-  'this API has no OAuth authorization server: configure the client to send an API key as ' +
-  'the header Authorization: Bearer <API key> (see /docs)';
+  'this API has no OAuth authorization server: configure the client to send a valid API key ' +
+  'in the header Authorization: Bearer <API key> (a 401 means the key was missing, unknown or ' +
+  'revoked; see /docs)';
 
 /**
  * 404 for any path no route claims, anywhere. The message names the path as the client sent it
