@@ -142,81 +142,125 @@ export interface components {
         param?: string;
       };
     };
-    /** @description A 400 error body. */
-    InvalidRequestError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 400 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    InvalidRequestError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'invalid_request';
+        code: 'invalid_request';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 400 error body of List tickets. */
-    ListTicketsBadRequestError: components['schemas']['Error'] & {
-      error?: {
-        /** @enum {unknown} */
-        code?: 'invalid_request' | 'invalid_cursor';
+    /** @description A 400 error body of List tickets. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    ListTicketsBadRequestError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
+        /** @enum {string} */
+        code: 'invalid_request' | 'invalid_cursor';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 401 error body. */
-    UnauthorizedError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 401 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    UnauthorizedError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'unauthorized';
+        code: 'unauthorized';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 403 error body. */
-    InsufficientScopeError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 403 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    InsufficientScopeError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'insufficient_scope';
+        code: 'insufficient_scope';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 404 error body. */
-    NotFoundError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 404 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    NotFoundError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'not_found';
+        code: 'not_found';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 405 error body. */
-    MethodNotAllowedError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 405 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    MethodNotAllowedError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'method_not_allowed';
+        code: 'method_not_allowed';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 413 error body. */
-    PayloadTooLargeError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 413 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    PayloadTooLargeError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'payload_too_large';
+        code: 'payload_too_large';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 429 error body. */
-    RateLimitedError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 429 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    RateLimitedError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'rate_limited';
+        code: 'rate_limited';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 429 error body of Generate an answer. */
-    AnswersTooManyRequestsError: components['schemas']['Error'] & {
-      error?: {
-        /** @enum {unknown} */
-        code?: 'rate_limited' | 'deflection_limit_reached';
+    /** @description A 429 error body of Generate an answer. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    AnswersTooManyRequestsError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
+        /** @enum {string} */
+        code: 'rate_limited' | 'deflection_limit_reached';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 500 error body. */
-    InternalError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 500 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    InternalError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'internal_error';
+        code: 'internal_error';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 503 error body. */
-    ServiceUnavailableError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 503 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    ServiceUnavailableError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'service_unavailable';
+        code: 'service_unavailable';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
     /** @description This OpenAPI 3.1 document. */
