@@ -14,6 +14,7 @@ import {
   run,
   startClientStack,
   userProject,
+  writeStrictTsconfig,
   type ClientStack,
   type RunResult,
 } from './support/clients.js';
@@ -122,22 +123,8 @@ test('when every example of docs/clients.md runs against a live stack, then each
 });
 
 test('when the TypeScript examples are type-checked (strict), then there is no error', async () => {
-  writeFileSync(
-    join(project, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        lib: ['ES2023', 'DOM'],
-        types: ['node'],
-        strict: true,
-        noEmit: true,
-        skipLibCheck: true,
-      },
-      include: ['*.ts', 'sdk/**/*.ts'],
-    }),
-  );
+  writeStrictTsconfig(project);
+
   const files = steps.flatMap((s) => (s.kind === 'file' && s.name.endsWith('.ts') ? [s.name] : []));
   assert.ok(files.length >= 3);
   for (const file of files) assert.ok(existsSync(join(project, file)), `${file} was written`);

@@ -16,6 +16,7 @@ import {
   run,
   startClientStack,
   userProject,
+  writeStrictTsconfig,
   type ClientStack,
 } from './support/clients.js';
 
@@ -69,22 +70,8 @@ before(async () => {
     configs.set(program, { url: cs.url, keys: await keysFor(n) });
 
   project = userProject('sdks');
-  writeFileSync(
-    join(project, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        lib: ['ES2023', 'DOM'],
-        types: ['node'],
-        strict: true,
-        noEmit: true,
-        skipLibCheck: true,
-      },
-      include: ['*.ts', 'sdk/**/*.ts'],
-    }),
-  );
+  writeStrictTsconfig(project);
+
   for (const file of ['plan.ts', ...PROGRAMS]) {
     copyFileSync(join(ROOT, 'test/clients/programs', file), join(project, file));
   }

@@ -80,6 +80,18 @@ export function programConfig(): ProgramConfig {
   return JSON.parse(raw) as ProgramConfig;
 }
 
+/** What both generated clients return for a call: the response, and the error body if any. */
+export interface Outcome {
+  response: { status: number };
+  error?: unknown;
+}
+
+/** The `error.code` of an error body. */
+function codeOf(outcome: Outcome): string | undefined {
+  const body = outcome.error as { error?: { code?: unknown } } | undefined;
+  return typeof body?.error?.code === 'string' ? body.error.code : undefined;
+}
+
 /** Records what one call returned; prints the list as JSON when the program ends. */
 export class Recorder {
   readonly seen: Seen[] = [];
@@ -88,26 +100,61 @@ export class Recorder {
     process.on('beforeExit', () => process.stdout.write(`${JSON.stringify(this.seen)}\n`));
   }
 
-  /** Records the response after checking it is the one expected. */
-  expect(op: string, status: number, variant: string, actualStatus: number, ok: boolean): void {
-    if (actualStatus !== status || !ok) {
-      throw new Error(`${op}: expected ${status} ${variant}, got ${actualStatus}`);
+  /** Records a success after checking its status and what `ok` says about its body. */
+  expect(op: string, status: number, variant: string, outcome: Outcome, ok: boolean): void {
+    if (outcome.response.status !== status || !ok) {
+      throw new Error(`${op}: expected ${status} ${variant}, got ${outcome.response.status}`);
     }
     this.seen.push({ op, status, variant });
   }
 
-  /** An error body's code, as the program read it through its generated types. */
-  error(op: string, status: number, code: string, actualStatus: number, actualCode?: string) {
-    this.expect(op, status, code, actualStatus, actualCode === code);
+  /** Records an error response after checking its status and `error.code`. */
+  error(op: string, status: number, code: string, outcome: Outcome): void {
+    this.expect(op, status, code, outcome, codeOf(outcome) === code);
   }
 }
 
 /** A body over the 64 KiB limit. */
 export const OVERSIZED = 'x'.repeat(70 * 1024);
 
-/** For each operation, the key that lacks its scope. */
-export function keyWithoutScope(config: ProgramConfig, op: string): string {
-  return ['createTicket', 'generateAnswer'].includes(op)
-    ? config.keys.readOnly
-    : config.keys.writeOnly;
+export type Operation = (typeof OPERATIONS)[number];
+
+/** One call of an operation with an API key, as the program makes it with its client. */
+export type CallWithKey = (op: Operation, key: string) => Promise<Outcome>;
+
+/** The errors every operation has: 401 (unknown key), 403 (key without its scope), 429. */
+export async function errorsOfEveryOperation(
+  seen: Recorder,
+  config: ProgramConfig,
+  call: CallWithKey,
+): Promise<void> {
+  for (const op of OPERATIONS) {
+    seen.error(op, 401, 'unauthorized', await call(op, 'sak_live_not_a_key'));
+  }
+  for (const op of OPERATIONS) {
+    const withoutScope = ['createTicket', 'generateAnswer'].includes(op)
+      ? config.keys.readOnly
+      : config.keys.writeOnly;
+    seen.error(op, 403, 'insufficient_scope', await call(op, withoutScope));
+  }
+  await call('searchKnowledgeBase', config.keys.limited); // the one request allowed
+  for (const op of OPERATIONS) {
+    seen.error(op, 429, 'rate_limited', await call(op, config.keys.limited));
+  }
+}
+
+/** Phase `down`: every operation is 503 while its service is stopped. */
+export async function unavailable(
+  seen: Recorder,
+  config: ProgramConfig,
+  call: CallWithKey,
+): Promise<void> {
+  for (const op of OPERATIONS) {
+    seen.error(op, 503, 'service_unavailable', await call(op, config.keys.all));
+  }
+}
+
+/** Fails when the program skipped a variant of its phase. */
+export function assertComplete(seen: Recorder, config: ProgramConfig): void {
+  if (seen.seen.length !== EXPECTED[config.phase].length) throw new Error('a variant was skipped');
 }

@@ -3,269 +3,136 @@
 // Type-checked (strict) and run by test/clients/generated-sdks.test.ts.
 import createClient from 'openapi-fetch';
 import {
-  EXPECTED,
+  assertComplete,
+  errorsOfEveryOperation,
   OVERSIZED,
-  keyWithoutScope,
   programConfig,
   Recorder,
-  type ProgramConfig,
+  unavailable,
+  type CallWithKey,
 } from './plan.js';
 import type { components, paths } from './schema.js';
 
 type Ticket = components['schemas']['Ticket'];
 
-const config: ProgramConfig = programConfig();
+const config = programConfig();
 const seen = new Recorder();
 const client = createClient<paths>({
   baseUrl: config.url,
   headers: { authorization: `Bearer ${config.keys.all}` },
 });
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
+const covered = { question: 'How do I export tickets to CSV?' };
 
-/** One call of each operation with the given headers, for the errors every operation has. */
-const everyOperation = {
-  searchKnowledgeBase: (headers: Record<string, string>) =>
-    client.GET('/api/v1/agent/kb/search', { params: { query: { query: 'password' } }, headers }),
-  getFaqDigest: (headers: Record<string, string>) => client.GET('/api/v1/agent/faq', { headers }),
-  listTickets: (headers: Record<string, string>) =>
-    client.GET('/api/v1/agent/tickets', { headers }),
-  createTicket: (headers: Record<string, string>) =>
-    client.POST('/api/v1/agent/tickets', {
-      body: { content: 'From the generated client' },
-      headers,
-    }),
-  generateAnswer: (headers: Record<string, string>) =>
-    client.POST('/api/v1/agent/answers', {
-      body: { question: 'How do I reset my password?' },
-      headers,
-    }),
+const withKey: CallWithKey = (op, key) => {
+  const headers = as(key);
+  switch (op) {
+    case 'searchKnowledgeBase':
+      return client.GET('/api/v1/agent/kb/search', {
+        params: { query: { query: 'password' } },
+        headers,
+      });
+    case 'getFaqDigest':
+      return client.GET('/api/v1/agent/faq', { headers });
+    case 'listTickets':
+      return client.GET('/api/v1/agent/tickets', { headers });
+    case 'createTicket':
+      return client.POST('/api/v1/agent/tickets', { body: { content: 'From a client' }, headers });
+    case 'generateAnswer':
+      return client.POST('/api/v1/agent/answers', { body: covered, headers });
+  }
 };
-type Op = keyof typeof everyOperation;
-const ops = Object.keys(everyOperation) as Op[];
 
 async function up(): Promise<void> {
   const doc = await client.GET('/api/v1/agent/openapi.json');
-  seen.expect(
-    'getOpenApiDocument',
-    200,
-    'document',
-    doc.response.status,
-    doc.data?.openapi === '3.1.0',
-  );
+  seen.expect('getOpenApiDocument', 200, 'document', doc, doc.data?.openapi === '3.1.0');
 
   const search = await client.GET('/api/v1/agent/kb/search', {
     params: { query: { query: 'reset my password', limit: 2 } },
   });
   const top: number | undefined = search.data?.results[0]?.score;
-  seen.expect(
-    'searchKnowledgeBase',
-    200,
-    'results',
-    search.response.status,
-    top !== undefined && top > 0,
-  );
+  seen.expect('searchKnowledgeBase', 200, 'results', search, top !== undefined && top > 0);
   const badLimit = await client.GET('/api/v1/agent/kb/search', {
     params: { query: { query: 'x', limit: 0 } },
   });
-  seen.error(
-    'searchKnowledgeBase',
-    400,
-    'invalid_request',
-    badLimit.response.status,
-    badLimit.error?.error.code,
-  );
+  seen.error('searchKnowledgeBase', 400, 'invalid_request', badLimit);
 
   const digest = await client.GET('/api/v1/agent/faq');
   const week: string | null | undefined = digest.data?.week_start;
-  seen.expect(
-    'getFaqDigest',
-    200,
-    'digest',
-    digest.response.status,
-    typeof week === 'string' && typeof digest.data?.content === 'string',
-  );
+  const hasDigest = typeof week === 'string' && typeof digest.data?.content === 'string';
+  seen.expect('getFaqDigest', 200, 'digest', digest, hasDigest);
   const none = await client.GET('/api/v1/agent/faq', { headers: as(config.keys.fresh) });
-  seen.expect(
-    'getFaqDigest',
-    200,
-    'none yet',
-    none.response.status,
-    none.data?.week_start === null && none.data.content === null && none.data.ticket_count === 0,
-  );
+  const empty = none.data?.week_start === null && none.data.content === null;
+  seen.expect('getFaqDigest', 200, 'none yet', none, empty && none.data?.ticket_count === 0);
   const plain = await client.GET('/api/agent/faq');
-  seen.expect(
-    'getFaqDigest',
-    200,
-    'digest (/api/agent)',
-    plain.response.status,
-    plain.data?.week_end === digest.data?.week_end,
-  );
+  const same = plain.data?.week_end === digest.data?.week_end;
+  seen.expect('getFaqDigest', 200, 'digest (/api/agent)', plain, same);
 
-  const idempotencyKey = `sdk-${Date.now()}`;
+  const header = { 'Idempotency-Key': `sdk-${Date.now()}` };
   const created = await client.POST('/api/v1/agent/tickets', {
     body: { content: 'The export button does nothing', authorName: 'Ada' },
-    params: { header: { 'Idempotency-Key': idempotencyKey } },
+    params: { header },
   });
-  seen.expect(
-    'createTicket',
-    201,
-    'created',
-    created.response.status,
-    created.data?.duplicate === false,
-  );
+  seen.expect('createTicket', 201, 'created', created, created.data?.duplicate === false);
   const replay = await client.POST('/api/v1/agent/tickets', {
     body: { content: 'ignored: the first call wins' },
-    params: { header: { 'Idempotency-Key': idempotencyKey } },
+    params: { header },
   });
+  const original = replay.data?.ticket_id === created.data?.ticket_id;
   seen.expect(
     'createTicket',
     201,
     'duplicate',
-    replay.response.status,
-    replay.data?.duplicate === true && replay.data.ticket_id === created.data?.ticket_id,
+    replay,
+    replay.data?.duplicate === true && original,
   );
   await client.POST('/api/v1/agent/tickets', { body: { content: 'A second ticket, for paging' } });
   const blank = await client.POST('/api/v1/agent/tickets', { body: { content: ' ' } });
-  seen.error(
-    'createTicket',
-    400,
-    'invalid_request',
-    blank.response.status,
-    blank.error?.error.code,
-  );
+  seen.error('createTicket', 400, 'invalid_request', blank);
   const huge = await client.POST('/api/v1/agent/tickets', { body: { content: OVERSIZED } });
-  seen.error(
-    'createTicket',
-    413,
-    'payload_too_large',
-    huge.response.status,
-    huge.error?.error.code,
-  );
+  seen.error('createTicket', 413, 'payload_too_large', huge);
 
   const first = await client.GET('/api/v1/agent/tickets', { params: { query: { limit: 1 } } });
   const cursor: string | null | undefined = first.data?.next_cursor;
-  seen.expect(
-    'listTickets',
-    200,
-    'page with next_cursor',
-    first.response.status,
-    typeof cursor === 'string',
-  );
-  let next = cursor ?? null;
+  seen.expect('listTickets', 200, 'page with next_cursor', first, typeof cursor === 'string');
   const tickets: Ticket[] = [...(first.data?.tickets ?? [])];
-  let status = first.response.status;
-  while (next !== null) {
-    const page = await client.GET('/api/v1/agent/tickets', {
-      params: { query: { limit: 1, cursor: next } },
+  let page = first;
+  while (page.data?.next_cursor) {
+    page = await client.GET('/api/v1/agent/tickets', {
+      params: { query: { limit: 1, cursor: page.data.next_cursor } },
     });
-    status = page.response.status;
     tickets.push(...(page.data?.tickets ?? []));
-    next = page.data?.next_cursor ?? null;
   }
-  seen.expect(
-    'listTickets',
-    200,
-    'last page',
-    status,
-    tickets.length >= 2 && tickets.every((t) => t.status !== undefined),
-  );
+  seen.expect('listTickets', 200, 'last page', page, tickets.length >= 2);
   const badStatus = await client.GET('/api/v1/agent/tickets', {
-    params: { query: { status: 'pending' as unknown as Ticket['status'] } },
+    params: { query: { status: 'pending' as Ticket['status'] } },
   });
-  seen.error(
-    'listTickets',
-    400,
-    'invalid_request',
-    badStatus.response.status,
-    badStatus.error?.error.code,
-  );
+  seen.error('listTickets', 400, 'invalid_request', badStatus);
   const forged = await client.GET('/api/v1/agent/tickets', {
     params: { query: { cursor: 'forged' } },
   });
-  seen.error(
-    'listTickets',
-    400,
-    'invalid_cursor',
-    forged.response.status,
-    forged.error?.error.code,
-  );
+  seen.error('listTickets', 400, 'invalid_cursor', forged);
 
-  const answer = await client.POST('/api/v1/agent/answers', {
-    body: { question: 'How do I export tickets to CSV?' },
-  });
+  const answer = await client.POST('/api/v1/agent/answers', { body: covered });
   const sources = answer.data?.sources ?? [];
-  seen.expect(
-    'generateAnswer',
-    200,
-    'answer with sources',
-    answer.response.status,
-    sources.length > 0 && answer.data?.confidence !== undefined,
-  );
+  seen.expect('generateAnswer', 200, 'answer with sources', answer, sources.length > 0);
   const unknown = await client.POST('/api/v1/agent/answers', {
     body: { question: 'Which moon of Jupiter is largest?' },
   });
-  seen.expect(
-    'generateAnswer',
-    200,
-    'answer without sources',
-    unknown.response.status,
-    unknown.data?.sources === undefined && unknown.data?.high_confidence === false,
-  );
-  const empty = await client.POST('/api/v1/agent/answers', { body: { question: '' } });
-  seen.error(
-    'generateAnswer',
-    400,
-    'invalid_request',
-    empty.response.status,
-    empty.error?.error.code,
-  );
+  const unsourced = unknown.data?.sources === undefined && unknown.data?.high_confidence === false;
+  seen.expect('generateAnswer', 200, 'answer without sources', unknown, unsourced);
+  const blankQuestion = await client.POST('/api/v1/agent/answers', { body: { question: '' } });
+  seen.error('generateAnswer', 400, 'invalid_request', blankQuestion);
   const long = await client.POST('/api/v1/agent/answers', { body: { question: OVERSIZED } });
-  seen.error(
-    'generateAnswer',
-    413,
-    'payload_too_large',
-    long.response.status,
-    long.error?.error.code,
-  );
+  seen.error('generateAnswer', 413, 'payload_too_large', long);
   const fresh = as(config.keys.fresh);
-  const used = await client.POST('/api/v1/agent/answers', {
-    body: { question: 'How do I export tickets to CSV?' },
-    headers: fresh,
-  });
+  const used = await client.POST('/api/v1/agent/answers', { body: covered, headers: fresh });
   if (used.data?.high_confidence !== true) throw new Error('the one deflection slot was not used');
-  const limit = await client.POST('/api/v1/agent/answers', {
-    body: { question: 'How do I export tickets to CSV?' },
-    headers: fresh,
-  });
-  seen.error(
-    'generateAnswer',
-    429,
-    'deflection_limit_reached',
-    limit.response.status,
-    limit.error?.error.code,
-  );
+  const limit = await client.POST('/api/v1/agent/answers', { body: covered, headers: fresh });
+  seen.error('generateAnswer', 429, 'deflection_limit_reached', limit);
 
-  for (const op of ops) {
-    const res = await everyOperation[op](as('sak_live_not_a_key'));
-    seen.error(op, 401, 'unauthorized', res.response.status, res.error?.error.code);
-  }
-  for (const op of ops) {
-    const res = await everyOperation[op](as(keyWithoutScope(config, op)));
-    seen.error(op, 403, 'insufficient_scope', res.response.status, res.error?.error.code);
-  }
-  await everyOperation.searchKnowledgeBase(as(config.keys.limited)); // the one request allowed
-  for (const op of ops) {
-    const res = await everyOperation[op](as(config.keys.limited));
-    seen.error(op, 429, 'rate_limited', res.response.status, res.error?.error.code);
-  }
+  await errorsOfEveryOperation(seen, config, withKey);
 }
 
-async function down(): Promise<void> {
-  for (const op of ops) {
-    const res = await everyOperation[op]({});
-    seen.error(op, 503, 'service_unavailable', res.response.status, res.error?.error.code);
-  }
-}
-
-await (config.phase === 'up' ? up() : down());
-if (seen.seen.length !== EXPECTED[config.phase].length) throw new Error('a variant was skipped');
+await (config.phase === 'up' ? up() : unavailable(seen, config, withKey));
+assertComplete(seen, config);

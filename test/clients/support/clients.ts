@@ -72,6 +72,25 @@ export function userProject(name: string): string {
   return dir;
 }
 
+/**
+ * A strict tsconfig.json for the project's TypeScript (ESM, NodeNext), as a user of the
+ * generated clients would have; `npx tsc -p .` then type-checks everything there.
+ */
+export function writeStrictTsconfig(dir: string): void {
+  const compilerOptions = {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['ES2023', 'DOM'],
+    types: ['node'],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+  };
+  const config = { compilerOptions, include: ['*.ts', 'sdk/**/*.ts'] };
+  writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify(config, null, 2)}\n`);
+}
+
 export interface RunResult {
   code: number | null;
   stdout: string;
