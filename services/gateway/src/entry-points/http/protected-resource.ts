@@ -13,12 +13,15 @@ export const PROTECTED_RESOURCES = [
   { path: '/api/mcp', name: 'Support Agent API (MCP server)' },
 ] as const;
 
-/** What a client should do without an authorization server (also in README and /docs). */
-export const API_KEY_NOTE =
+/** `x-authentication.description`: what a client should do, with and without a login. */
+const API_KEY_NOTE =
   'Send an API key of this deployment as `Authorization: Bearer <API key>` (keys are issued by ' +
   'its operators through the admin API). This resource offers no OAuth login: without ' +
   '`authorization_servers` there is no authorization server to discover or register with, so ' +
   'configure MCP clients with the header instead of an OAuth sign-in.';
+const API_KEY_NOTE_WITH_SERVERS =
+  'Send an API key of this deployment as `Authorization: Bearer <API key>`: issued by its ' +
+  'operators, or as the access token of an OAuth login at one of `authorization_servers`.';
 
 export interface ProtectedResourceOptions {
   scopeCatalogue: Readonly<Record<Scope, ScopeInfo>>;
@@ -34,9 +37,8 @@ export interface ProtectedResourceOptions {
  * identifier the metadata URL was derived from (§3.3: the well-known suffix inserted between
  * host and path), so a client can check it: `<base>` at `/.well-known/oauth-protected-resource`,
  * `<base>/api/mcp` at `/.well-known/oauth-protected-resource/api/mcp`, and so on.
- * `authorization_servers` appears only when one is configured; without it, the metadata says
- * how to authenticate
- * (`x-authentication`), so that neither a person nor an agent reading it looks for an OAuth login.
+ * `authorization_servers` appears only when one is configured; `x-authentication` says how to
+ * authenticate, so that without a server neither a person nor an agent looks for an OAuth login.
  */
 export function protectedResourceMetadata(
   baseUrl: string,
@@ -62,10 +64,6 @@ export function protectedResourceMetadata(
     'x-api-scopes': options.scopeCatalogue,
   };
 }
-
-const API_KEY_NOTE_WITH_SERVERS =
-  'Send an API key of this deployment as `Authorization: Bearer <API key>`: issued by its ' +
-  'operators, or as the access token of an OAuth login at one of `authorization_servers`.';
 
 export function mountProtectedResource(
   app: Express,
