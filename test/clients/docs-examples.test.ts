@@ -13,6 +13,7 @@ import {
   ROOT,
   run,
   startClientStack,
+  removeDir,
   userProject,
   writeStrictTsconfig,
   type ClientStack,
@@ -73,6 +74,7 @@ before(async () => {
 
 after(async () => {
   await cs?.stop();
+  removeDir(project);
 });
 
 test('when docs/clients.md is read, then it has examples of every kind, each followed by its output', () => {

@@ -15,6 +15,7 @@ import {
   assertOk,
   run,
   startClientStack,
+  removeDir,
   userProject,
   writeStrictTsconfig,
   type ClientStack,
@@ -79,6 +80,7 @@ before(async () => {
 
 after(async () => {
   await cs?.stop();
+  removeDir(project);
 });
 
 test('when clients are generated from the served document, then both generators succeed', async () => {

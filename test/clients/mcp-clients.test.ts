@@ -11,6 +11,7 @@ import { MCP_TOOLS } from '../support/mcp.js';
 import {
   run,
   startClientStack,
+  removeDir,
   userProject,
   type ClientStack,
   type RunResult,
@@ -76,6 +77,7 @@ before(async () => {
 
 after(async () => {
   await cs?.stop();
+  removeDir(project);
 });
 
 test('when the Inspector CLI lists tools with an all-scope key, then it sees all five', async () => {

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, waitFor } from '../support/stack.js';
-import { ROOT } from './support/clients.js';
+import { removeDir, ROOT } from './support/clients.js';
 
 /** Every listener of a stack sits at PORT_BASE + one of these (packages/shared/src/ports.ts). */
 const OFFSETS = [0, 1, 11, 12, 13, 14, 21, 22, 23, 24, 25];
@@ -17,6 +17,7 @@ const METRICS_OFFSETS = [21, 22, 23, 24, 25];
 
 interface Started {
   base: number;
+  dataDir: string;
   child: ChildProcess;
   output: () => string;
 }
@@ -45,19 +46,20 @@ async function freeBase(not: number[] = []): Promise<number> {
 
 function startStack(base: number): Started {
   let output = '';
+  const dataDir = mkdtempSync(join(tmpdir(), `clients-stack-${base}-`));
   const child = spawn(process.execPath, [join(ROOT, 'scripts/start.mjs')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
       PORT_BASE: String(base),
-      DATA_DIR: mkdtempSync(join(tmpdir(), `clients-stack-${base}-`)),
+      DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const started = { base, child, output: () => output };
+  const started = { base, dataDir, child, output: () => output };
   stacks.push(started);
   return started;
 }
@@ -89,6 +91,7 @@ after(async () => {
         }),
     ),
   );
+  for (const s of stacks) removeDir(s.dataDir);
 });
 
 test('when two stacks start with PORT_BASE=A and PORT_BASE=B, then each serves search and ticket creation on its own ports', async () => {

@@ -3,7 +3,7 @@
 // resolves packages and bins from the repository (so npx, tsx and tsc never reach the network),
 // and a process runner that returns what a person would see on the terminal.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Stack } from '../../support/stack.js';
@@ -57,7 +57,16 @@ export async function startClientStack(
   const key = await stack.orgWithKey('clients');
   const readOnlyKey = await stack.keyFor('clients', READ_SCOPES);
   await stack.admin('POST', '/admin/v1/orgs/clients/kb/entries', CLIENT_KB);
-  return { stack, url: stack.baseUrl(), key, readOnlyKey, stop: () => stack.stop() };
+  const stop = async () => {
+    await stack.stop();
+    removeDir(dir);
+  };
+  return { stack, url: stack.baseUrl(), key, readOnlyKey, stop };
+}
+
+/** Removes a directory a suite made, unless KEEP_TEST_TMP=1 (as scripts/test.ts keeps its own). */
+export function removeDir(dir: string | undefined): void {
+  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
 }
 
 /**
