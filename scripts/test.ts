@@ -57,6 +57,8 @@ function defaultTestFiles(): string[] {
     ...testFilesUnder(path.join(root, 'test/architecture')),
     ...testFilesUnder(path.join(root, 'test/deploy')),
     ...testFilesUnder(path.join(root, 'test/e2e')),
+    // Clients nobody here wrote (browser, MCP Inspector, generated SDKs, the docs' examples).
+    ...testFilesUnder(path.join(root, 'test/clients')),
     // Fault injection, fuzzing and isolation suites: the slowest, so they run last.
     ...testFilesUnder(path.join(root, 'test/security')),
     ...testFilesUnder(path.join(root, 'test/reliability')),

@@ -47,7 +47,7 @@ const RESOURCE_METADATA = () =>
   `resource_metadata="${stack.baseUrl()}/.well-known/oauth-protected-resource"`;
 
 describe('prefixes', () => {
-  test('when the same requests go to /api/v1/agent and /api/agent, then the bodies are byte-identical', async () => {
+  test('when the same requests go to /api/v1/agent and /api/agent, then the bodies are byte-identical (a 404 names the path as sent)', async () => {
     await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
       key,
       body: { content: 'prefix check one' },
@@ -66,7 +66,12 @@ describe('prefixes', () => {
       const v1 = await api(stack.baseUrl(), 'GET', `/api/v1/agent${path}`, { key });
       const plain = await api(stack.baseUrl(), 'GET', `/api/agent${path}`, { key });
       assert.equal(v1.status, plain.status, path);
-      assert.equal(v1.text, plain.text, path);
+      // Only the 404 message depends on the prefix: it repeats the path the client sent.
+      assert.equal(
+        v1.text.replace(`/api/v1/agent${path}`, path),
+        plain.text.replace(`/api/agent${path}`, path),
+        path,
+      );
     }
     const a = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets', { key });
     assert.equal(a.status, 200);

@@ -43,13 +43,13 @@ interface Matched {
 }
 
 /**
- * Error codes an error response's schema allows: the `error.code` const/enum of the part of its
- * `allOf` that narrows the generic Error schema. [] for other bodies.
+ * Error codes an error response's schema allows: the `error.code` const/enum that narrows the
+ * generic Error body (in the schema itself, or in a part of its `allOf`). [] for other bodies.
  */
 function codesOf(schema: Json | undefined, doc: OpenApiContract): string[] {
   const s = doc.resolve(schema);
-  if (!isObject(s) || !Array.isArray(s.allOf)) return [];
-  for (const part of s.allOf) {
+  if (!isObject(s)) return [];
+  for (const part of [s, ...(Array.isArray(s.allOf) ? s.allOf : [])]) {
     const error = (doc.resolve(part) as { properties?: { error?: JsonObject } }).properties?.error;
     const code = (error?.properties as { code?: JsonObject } | undefined)?.code;
     if (typeof code?.const === 'string') return [code.const];

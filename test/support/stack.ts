@@ -167,12 +167,13 @@ export class Stack {
           // Redis: without this, bad keys sent by earlier suites would throttle later ones.
           // Suites that test the throttle set their own value through `env`.
           AUTH_FAILURES_PER_MIN_PER_IP: '100000',
+          // Overridable through `env` (an empty value leaves it unset: derived per request).
+          PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
           ...this.backendEnv(),
           PORT: String(port),
           HOST: '127.0.0.1',
           ADMIN_PORT: String(adminPort),
           ADMIN_TOKEN: this.adminToken,
-          PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
         },
         logDir,
       );

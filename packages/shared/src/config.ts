@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withPortBase, type StackService } from './ports.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -15,10 +16,22 @@ export class ConfigError extends Error {
 export function loadConfig<S extends z.ZodType>(
   schema: S,
   env: NodeJS.ProcessEnv = process.env,
+  options: {
+    /** Fill unset ports and addresses from PORT_BASE with this service's layout (ports.ts). */
+    service?: StackService;
+  } = {},
 ): z.infer<S> {
+  let source: Record<string, string | undefined> = env;
+  if (options.service) {
+    try {
+      source = withPortBase(env, options.service);
+    } catch (err) {
+      throw new ConfigError(`invalid configuration:\n  PORT_BASE: ${(err as Error).message}`);
+    }
+  }
   // Empty strings mean "unset" so `FOO= npm start` behaves like no FOO at all.
   const cleaned = Object.fromEntries(
-    Object.entries(env).filter(([, v]) => v !== undefined && v !== ''),
+    Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
   );
   const result = schema.safeParse(cleaned);
   if (!result.success) {

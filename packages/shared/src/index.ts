@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './config.js';
+export * from './ports.js';
 export * from './logger.js';
 export * from './grpc.js';
 export * from './lifecycle.js';

@@ -127,13 +127,14 @@ export function recordGrpcClientCall(
 // The /metrics endpoint
 
 /**
- * Environment of the metrics endpoint, spread into each service's config schema.
- * METRICS_HOST unset = the service's own listen host (0.0.0.0 in containers, 127.0.0.1 locally).
+ * Environment of the metrics endpoint, spread into each service's config schema. It binds
+ * loopback unless METRICS_HOST says otherwise: containers, where Prometheus scrapes from
+ * outside, set METRICS_HOST=0.0.0.0 (docker-compose `.env`, the k8s ConfigMap).
  */
 export const metricsEnv = {
   /** Prometheus `GET /metrics`; 0 disables it. */
   METRICS_PORT: port.default(9464),
-  METRICS_HOST: z.string().min(1).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 };
 
 export interface MetricsServer {

@@ -60,7 +60,7 @@ export const configSchema = z
     MYSQL_POOL_SIZE: int(1, 500, 20),
     /** In-flight calls and triage get this long to finish at shutdown. */
     SHUTDOWN_GRACE_MS: int(0, 120_000, 10_000),
-    /** Prometheus GET /metrics (METRICS_PORT, 0 = off; METRICS_HOST, default: ANSWERS_ADDR's host). */
+    /** Prometheus GET /metrics (METRICS_PORT, 0 = off; METRICS_HOST, default 127.0.0.1). */
     ...metricsEnv,
   })
   .superRefine((c, ctx) => {
@@ -80,7 +80,7 @@ export type AnswersConfig = z.infer<typeof configSchema>;
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadAnswersConfig(env: NodeJS.ProcessEnv = process.env): AnswersConfig {
-  return loadConfig(configSchema, env);
+  return loadConfig(configSchema, env, { service: 'answers' });
 }
 
 /** True when an OpenAI-compatible server is configured (DESIGN.md "LLM and embeddings"). */

@@ -6,7 +6,7 @@ runMain('answers', async () => {
   const config = loadAnswersConfig();
   const logger = createLogger('answers', config.LOG_LEVEL);
   const metrics = await serveMetrics(
-    { port: config.METRICS_PORT, host: config.METRICS_HOST ?? config.ANSWERS_ADDR.host },
+    { port: config.METRICS_PORT, host: config.METRICS_HOST },
     logger,
   );
   const server = await start(config, logger);

@@ -30,7 +30,7 @@ const unit = (fallback: number) => z.coerce.number().min(0).max(1).default(fallb
  */
 export const configSchema = z
   .object({
-    /** host:port of the gRPC listener; port 0 picks a free one (tests). Metrics listen on the same host. */
+    /** host:port of the gRPC listener; port 0 picks a free one (tests). */
     DIGEST_ADDR: hostPort.prefault('127.0.0.1:50054'),
     /** The knowledge service: Search (topic answers) and EmbeddingsService.Embed (topic grouping). */
     KNOWLEDGE_ADDR: hostPort.prefault('127.0.0.1:50052'),
@@ -74,7 +74,7 @@ export const configSchema = z
     /** After the due time, the run waits for the event consumer to catch up at most this long. */
     DIGEST_SCHEDULE_MAX_LAG_WAIT_MS: int(0, 24 * 3_600_000, 900_000),
 
-    /** Prometheus `GET /metrics`: METRICS_PORT (0 disables it), METRICS_HOST (default: DIGEST_ADDR's host). */
+    /** Prometheus `GET /metrics`: METRICS_PORT (0 disables it), METRICS_HOST (default 127.0.0.1). */
     ...metricsEnv,
     /** The former name of METRICS_PORT, still honoured (and preferred when both are set). */
     DIGEST_METRICS_PORT: port.optional(),
@@ -136,7 +136,7 @@ export type DigestConfig = z.infer<typeof configSchema>;
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadDigestConfig(env: NodeJS.ProcessEnv = process.env): DigestConfig {
-  return loadConfig(configSchema, env);
+  return loadConfig(configSchema, env, { service: 'digest' });
 }
 
 /** The metrics port in force: DIGEST_METRICS_PORT when set, else METRICS_PORT (0 = off). */

@@ -126,7 +126,7 @@ export async function start(
 
     // GET /metrics: shared's process-wide registry (gRPC, process) plus this instance's.
     const endpoint = await serveMetrics(
-      { port: metricsPort(config), host: config.METRICS_HOST ?? config.DIGEST_ADDR.host },
+      { port: metricsPort(config), host: config.METRICS_HOST },
       logger,
       [metrics.registry],
     );

@@ -27,36 +27,27 @@ export interface components {
       /** @description Matches, most relevant first (score descending, ties by entry id); empty when nothing matches or the knowledge base is empty. */
       results: components['schemas']['SearchResult'][];
     };
-    /** @description The most recently generated weekly FAQ digest, or the message that none exists yet. */
-    FaqDigest: components['schemas']['FaqDigestPresent'] | components['schemas']['FaqDigestNone'];
-    /** FAQ digest */
-    FaqDigestPresent: {
-      /** @description `FAQ digest for <week_start> to <week_end>`. */
+    /**
+     * FAQ digest
+     * @description The most recently generated weekly FAQ digest. Before the first digest exists the same object says so: `message` is `No FAQ digest has been generated yet.`, `week_start`, `week_end` and `content` are `null` and `ticket_count` is 0. When a digest exists, none of them is `null`.
+     */
+    FaqDigest: {
+      /** @description `FAQ digest for <week_start> to <week_end>`, or `No FAQ digest has been generated yet.` */
       message: string;
       /**
        * Format: date
-       * @description Monday of the ISO week (UTC), `YYYY-MM-DD`.
+       * @description Monday of the ISO week (UTC), `YYYY-MM-DD`; `null` when no digest exists yet.
        */
-      week_start: string;
+      week_start: string | null;
       /**
        * Format: date
-       * @description Sunday of the ISO week (UTC), `YYYY-MM-DD`.
+       * @description Sunday of the ISO week (UTC), `YYYY-MM-DD`; `null` when no digest exists yet.
        */
-      week_end: string;
-      /** @description Tickets created in that week. */
+      week_end: string | null;
+      /** @description Tickets created in that week; 0 when no digest exists yet. */
       ticket_count: number;
-      /** @description The digest in Markdown. */
-      content: string;
-    };
-    /** No digest yet */
-    FaqDigestNone: {
-      /** @constant */
-      message: 'No FAQ digest has been generated yet.';
-      week_start: null;
-      week_end: null;
-      /** @constant */
-      ticket_count: 0;
-      content: null;
+      /** @description The digest in Markdown; `null` when no digest exists yet. */
+      content: string | null;
     };
     /**
      * @description New tickets are `open`; staff move them `open → in_progress → resolved → closed`, `resolved → open`, any non-closed → `duplicate`; triage may resolve an `open` ticket it answered automatically.
@@ -151,81 +142,125 @@ export interface components {
         param?: string;
       };
     };
-    /** @description A 400 error body. */
-    InvalidRequestError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 400 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    InvalidRequestError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'invalid_request';
+        code: 'invalid_request';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 400 error body of List tickets. */
-    ListTicketsBadRequestError: components['schemas']['Error'] & {
-      error?: {
-        /** @enum {unknown} */
-        code?: 'invalid_request' | 'invalid_cursor';
+    /** @description A 400 error body of List tickets. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    ListTicketsBadRequestError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
+        /** @enum {string} */
+        code: 'invalid_request' | 'invalid_cursor';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 401 error body. */
-    UnauthorizedError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 401 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    UnauthorizedError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'unauthorized';
+        code: 'unauthorized';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 403 error body. */
-    InsufficientScopeError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 403 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    InsufficientScopeError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'insufficient_scope';
+        code: 'insufficient_scope';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 404 error body. */
-    NotFoundError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 404 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    NotFoundError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'not_found';
+        code: 'not_found';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 405 error body. */
-    MethodNotAllowedError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 405 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    MethodNotAllowedError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'method_not_allowed';
+        code: 'method_not_allowed';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 413 error body. */
-    PayloadTooLargeError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 413 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    PayloadTooLargeError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'payload_too_large';
+        code: 'payload_too_large';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 429 error body. */
-    RateLimitedError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 429 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    RateLimitedError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'rate_limited';
+        code: 'rate_limited';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 429 error body of Generate an answer. */
-    AnswersTooManyRequestsError: components['schemas']['Error'] & {
-      error?: {
-        /** @enum {unknown} */
-        code?: 'rate_limited' | 'deflection_limit_reached';
+    /** @description A 429 error body of Generate an answer. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    AnswersTooManyRequestsError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
+        /** @enum {string} */
+        code: 'rate_limited' | 'deflection_limit_reached';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 500 error body. */
-    InternalError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 500 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    InternalError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'internal_error';
+        code: 'internal_error';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
-    /** @description A 503 error body. */
-    ServiceUnavailableError: components['schemas']['Error'] & {
-      error?: {
+    /** @description A 503 error body. The one error body (`Error`) with `error.code` narrowed to the codes of this status. */
+    ServiceUnavailableError: {
+      error: {
+        /** @description Human-readable description. */
+        message: string;
         /** @constant */
-        code?: 'service_unavailable';
+        code: 'service_unavailable';
+        /** @description The offending parameter, body field or header, when there is one. */
+        param?: string;
       };
     };
     /** @description This OpenAPI 3.1 document. */

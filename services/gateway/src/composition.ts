@@ -179,6 +179,8 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
   const publicApp = createPublicApp({
     logger,
     publicBaseUrl: config.publicBaseUrl,
+    fallbackBaseUrl: `http://localhost:${config.port}`,
+    authorizationServers: config.authorizationServers ?? [],
     trustProxy: config.trustProxy,
     resolver: new KeyResolver(store, config.keyCacheTtlMs),
     authThrottle: new FixedWindowAuthThrottle(

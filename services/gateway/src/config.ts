@@ -66,6 +66,32 @@ const url = (protocols: string[]) =>
     `expected a ${protocols.join(' or ')}// URL`,
   );
 
+/** Comma-separated issuer URLs (https, or http on a loopback host), normalized without a trailing slash. */
+const issuerList = z
+  .string()
+  .transform((v, ctx): string[] => {
+    const issuers: string[] = [];
+    for (const item of v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      let url: URL | undefined;
+      try {
+        url = new URL(item);
+      } catch {
+        url = undefined;
+      }
+      const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url?.hostname ?? '');
+      if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && loopback))) {
+        ctx.addIssue({ code: 'custom', message: `"${item}" is not an https:// issuer URL` });
+        return z.NEVER;
+      }
+      issuers.push(item.replace(/\/+$/, ''));
+    }
+    return issuers;
+  })
+  .default([]);
+
 /** Environment of the gateway; every variable is documented in README.md. */
 const schema = z
   .object({
@@ -83,6 +109,7 @@ const schema = z
     EMBEDDED: boolFlag.default(false),
     DATA_DIR: z.string().default('./data'),
     PUBLIC_BASE_URL: url(['http:', 'https:']).optional(),
+    AUTHORIZATION_SERVERS: issuerList,
     TRUST_PROXY: trustProxy,
     MCP_ALLOWED_ORIGINS: originList,
     AUTH_FAILURES_PER_MIN_PER_IP: z.coerce.number().int().min(1).default(20),
@@ -128,8 +155,13 @@ export interface GatewayConfig {
   digestAddr: string;
   embedded: boolean;
   dataDir: string;
-  /** Without a trailing slash. */
-  publicBaseUrl: string;
+  /**
+   * PUBLIC_BASE_URL without a trailing slash; unset = each request's own address (Host, or the
+   * X-Forwarded-* headers of a trusted proxy), see entry-points/http/base-url.ts.
+   */
+  publicBaseUrl?: string | undefined;
+  /** RFC 9728 `authorization_servers` of the protected-resource metadata; default none. */
+  authorizationServers?: string[];
   trustProxy: boolean | number | string;
   /** Browser origins allowed to call /api/mcp; requests with any other Origin header get 403. */
   mcpAllowedOrigins: string[];
@@ -149,14 +181,14 @@ export interface GatewayConfig {
   logLevel: string;
   /** Prometheus GET /metrics (served by main); 0 = off. Unset in hand-built configs = off. */
   metricsPort?: number;
-  /** Default: `host`. */
+  /** Default 127.0.0.1 (METRICS_HOST). */
   metricsHost?: string | undefined;
 }
 
 /** Reads and validates the gateway's environment; throws ConfigError with every problem. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const e = loadConfig(schema, env);
-  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  const e = loadConfig(schema, env, { service: 'gateway' });
+  const publicBaseUrl = e.PUBLIC_BASE_URL?.replace(/\/+$/, '');
   return {
     port: e.PORT,
     host: e.HOST,
@@ -172,6 +204,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     embedded: e.EMBEDDED,
     dataDir: e.DATA_DIR,
     publicBaseUrl,
+    authorizationServers: e.AUTHORIZATION_SERVERS,
     trustProxy: e.TRUST_PROXY,
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
     authFailuresPerMinPerIp: e.AUTH_FAILURES_PER_MIN_PER_IP,

@@ -7,11 +7,11 @@ runMain('gateway', async () => {
   const config = loadGatewayConfig();
   const logger = createLogger('gateway', config.logLevel);
   const metrics = await serveMetrics(
-    { port: config.metricsPort ?? 0, host: config.metricsHost ?? config.host },
+    { port: config.metricsPort ?? 0, host: config.metricsHost ?? '127.0.0.1' },
     logger,
   );
   const gateway = await start(config, logger);
-  printFirstStart(gateway, config.publicBaseUrl);
+  printFirstStart(gateway, config.publicBaseUrl ?? `http://localhost:${gateway.port}`);
   onShutdownSignal(logger, async () => {
     await gateway.stop();
     await metrics?.close();

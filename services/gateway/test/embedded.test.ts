@@ -172,7 +172,8 @@ describe('configuration', () => {
     assert.equal(c.host, '0.0.0.0');
     assert.equal(c.adminPort, 8081);
     assert.equal(c.adminHost, '127.0.0.1');
-    assert.equal(c.publicBaseUrl, 'http://localhost:8080');
+    assert.equal(c.publicBaseUrl, undefined, 'unset: derived from each request');
+    assert.deepEqual(c.authorizationServers, []);
     assert.equal(c.ticketsAddr, '127.0.0.1:50051');
     assert.equal(c.digestAddr, '127.0.0.1:50054');
     assert.equal(c.keyCacheTtlMs, 500);
@@ -185,6 +186,20 @@ describe('configuration', () => {
       'https://x.test',
     );
     assert.equal(loadGatewayConfig({ EMBEDDED: 'true', TRUST_PROXY: '2' }).trustProxy, 2);
+  });
+
+  it('when PORT_BASE is set, then the listeners and upstream addresses follow it; explicit ones win; metrics bind loopback', () => {
+    const c = loadGatewayConfig({ EMBEDDED: 'true', PORT_BASE: '18500', ADMIN_PORT: '7001' });
+    assert.equal(c.port, 18500);
+    assert.equal(c.adminPort, 7001);
+    assert.equal(c.ticketsAddr, '127.0.0.1:18511');
+    assert.equal(c.digestAddr, '127.0.0.1:18514');
+    assert.equal(c.metricsPort, 18525);
+    assert.equal(c.metricsHost, '127.0.0.1');
+    assert.equal(
+      loadGatewayConfig({ EMBEDDED: 'true', METRICS_HOST: '0.0.0.0' }).metricsHost,
+      '0.0.0.0',
+    );
   });
 
   it('when the key cache TTL exceeds 1 s, then the configuration is rejected', () => {

@@ -164,6 +164,38 @@ describe('tools', () => {
     assert.equal(JSON.parse(cursor.content[0]!.text).error.code, 'invalid_cursor');
   });
 
+  it('when a tool that does not exist is called, then JSON-RPC error -32602 naming it, and nothing runs', async () => {
+    const before = upstreams.totalCalls();
+    const res = await rpc(gw.base, call('delete_everything', {}, 9), key);
+    assert.equal(res.status, 200);
+    assert.equal(res.json.id, 9);
+    assert.equal(res.json.result, undefined);
+    assert.equal(res.json.error.code, -32602);
+    assert.match(res.json.error.message, /delete_everything/);
+    const client = await connect(gw.base, key);
+    await assert.rejects(
+      client.callTool({ name: 'delete_everything', arguments: {} }),
+      (err: Error & { code?: number }) => err.code === -32602,
+    );
+    assert.equal(upstreams.totalCalls(), before);
+  });
+
+  it('when a key holds some scopes, then tools/list shows exactly the tools they allow, in document order', async () => {
+    const { key: some } = await orgWithKey(gw, ['tickets:write', 'faq:read']);
+    const client = await connect(gw.base, some);
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['get_faq_digest', 'create_ticket'],
+    );
+    const all = await (await connect(gw.base, key)).listTools();
+    assert.equal(all.tools.length, 5);
+    for (const t of all.tools) {
+      assert.equal(t.inputSchema.type, 'object', t.name);
+      assert.equal(t.outputSchema?.type, 'object', t.name);
+    }
+  });
+
   it('when the deflection limit is reached upstream, then generate_answer is a deflection_limit_reached tool error', async () => {
     const client = await connect(gw.base, key);
     const result = await tool(client, 'generate_answer', { question: 'over the limit' });
@@ -207,7 +239,11 @@ describe('HTTP checks', () => {
     );
     const list = await rpc(gw.base, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, kbOnly);
     assert.equal(list.status, 200);
-    assert.equal(list.json.result.tools.length, 5);
+    assert.deepEqual(
+      list.json.result.tools.map((t: { name: string }) => t.name),
+      ['search_knowledge_base'],
+      'tools/list shows the tools the key may call',
+    );
   });
 
   it('when no key is sent, then 401 with the MCP resource metadata, before any body is read', async () => {

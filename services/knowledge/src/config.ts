@@ -92,13 +92,13 @@ export interface KnowledgeConfig {
   logLevel: string;
   /** Prometheus GET /metrics (served by main); 0 = off. Unset in hand-built configs = off. */
   metricsPort?: number;
-  /** Default: `host`. */
+  /** Default 127.0.0.1 (METRICS_HOST). */
   metricsHost?: string | undefined;
 }
 
 /** Reads and validates the environment; throws ConfigError listing every problem. */
 export function loadKnowledgeConfig(env: NodeJS.ProcessEnv = process.env): KnowledgeConfig {
-  const e = loadConfig(schema, env);
+  const e = loadConfig(schema, env, { service: 'knowledge' });
   return {
     host: e.KNOWLEDGE_ADDR.host,
     port: e.KNOWLEDGE_ADDR.port,

@@ -13,7 +13,7 @@ runMain('knowledge', async () => {
   applyV8Flags(config.v8Flags);
   const logger = createLogger('knowledge', config.logLevel);
   const metrics = await serveMetrics(
-    { port: config.metricsPort ?? 0, host: config.metricsHost ?? config.host },
+    { port: config.metricsPort ?? 0, host: config.metricsHost ?? '127.0.0.1' },
     logger,
   );
   const server = await start(config, logger);

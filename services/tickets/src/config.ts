@@ -49,7 +49,7 @@ export const configSchema = z
     IDEMPOTENCY_CACHE_TTL_HOURS: positiveInt(1, 24 * 30, 24),
     /** In-flight calls get this long to finish at shutdown before they are cut. */
     SHUTDOWN_GRACE_MS: positiveInt(0, 120_000, 10_000),
-    /** Prometheus GET /metrics (METRICS_PORT, 0 = off; METRICS_HOST, default: TICKETS_ADDR's host). */
+    /** Prometheus GET /metrics (METRICS_PORT, 0 = off; METRICS_HOST, default 127.0.0.1). */
     ...metricsEnv,
   })
   .superRefine((c, ctx) => {
@@ -69,5 +69,5 @@ export type TicketsConfig = z.infer<typeof configSchema>;
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadTicketsConfig(env: NodeJS.ProcessEnv = process.env): TicketsConfig {
-  return loadConfig(configSchema, env);
+  return loadConfig(configSchema, env, { service: 'tickets' });
 }

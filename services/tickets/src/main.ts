@@ -6,7 +6,7 @@ runMain('tickets', async () => {
   const config = loadTicketsConfig();
   const logger = createLogger('tickets', config.LOG_LEVEL);
   const metrics = await serveMetrics(
-    { port: config.METRICS_PORT, host: config.METRICS_HOST ?? config.TICKETS_ADDR.host },
+    { port: config.METRICS_PORT, host: config.METRICS_HOST },
     logger,
   );
   const server = await start(config, logger);

@@ -163,12 +163,9 @@ export class ApiContract {
     return values as string[];
   }
 
-  /** The document as served: `servers` names this deployment's public base URL. */
-  servedDocument(publicBaseUrl: string): JsonObject {
-    return {
-      ...this.document,
-      servers: [{ url: publicBaseUrl, description: 'This deployment' }],
-    };
+  /** The document as served: `servers` names this deployment. */
+  servedDocument(servers: readonly { url: string; description: string }[]): JsonObject {
+    return { ...this.document, servers };
   }
 
   /** Follows local `$ref`s (`#/a/b`) until a non-reference value. */

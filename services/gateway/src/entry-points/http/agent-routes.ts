@@ -17,7 +17,7 @@ export interface AgentRouteDeps {
   challenges: Challenges;
   contract: ApiContract;
   operations: AgentOperations;
-  /** The OpenAPI document as served (servers = PUBLIC_BASE_URL), serialized. */
+  /** The OpenAPI document as served (servers: `/`, then PUBLIC_BASE_URL), serialized. */
   openApiJson: string;
 }
 
@@ -25,9 +25,9 @@ const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /**
  * The five agent operations plus `/openapi.json`, mounted under both `/api/v1/agent` and
- * `/api/agent`; nothing in a response depends on the prefix. Paths, methods, scopes and success
- * statuses come from the OpenAPI document; the operations themselves are shared with the MCP
- * tools. Checks run in the contract's order: route (404/405), key (401), scope (403), rate limit
+ * `/api/agent`; nothing in a response depends on the prefix but a 404's message (the path as
+ * sent). Paths, methods, scopes and success statuses come from the OpenAPI document; the
+ * operations themselves are shared with the MCP tools. Checks run in the contract's order: route (404/405), key (401), scope (403), rate limit
  * (429), body and parameters (400, 413), then the operation. Reads (GET) start while the rate
  * limit is being counted and are answered as the count decides (readCounted): the answer is
  * the one a read started after the count would give, without waiting for Redis first.

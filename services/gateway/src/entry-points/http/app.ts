@@ -8,6 +8,7 @@ import { MCP_PATH, mountMcp } from '../mcp/mcp-routes.js';
 import { McpToolset } from '../mcp/mcp-tools.js';
 import { agentRouter } from './agent-routes.js';
 import { authenticate, protectedResourceMetadataUrl, type Challenges } from './auth.js';
+import { basePath, baseUrlResolver } from './base-url.js';
 import { mountDocs } from './docs.js';
 import { errorHandler, notFound } from './errors.js';
 import { mountHealth, type ReadinessCheck } from './health.js';
@@ -17,7 +18,12 @@ import { accessLog, requestContext } from './request-context.js';
 
 export interface PublicAppDeps {
   logger: Logger;
-  publicBaseUrl: string;
+  /** PUBLIC_BASE_URL; unset = the address each request was sent to (see baseUrlResolver). */
+  publicBaseUrl: string | undefined;
+  /** Used when the request's Host header cannot be used (unset publicBaseUrl only). */
+  fallbackBaseUrl: string;
+  /** RFC 9728 `authorization_servers` (AUTHORIZATION_SERVERS); usually none. */
+  authorizationServers: readonly string[];
   trustProxy: boolean | number | string;
   resolver: KeyResolver;
   authThrottle: AuthFailureThrottle;
@@ -47,17 +53,35 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   app.use(httpMetrics(API_PREFIXES));
 
   mountHealth(app, deps.readinessChecks, deps.shuttingDown);
-  mountProtectedResource(app, deps.publicBaseUrl, deps.contract.scopeCatalogue);
+  const baseUrlOf = baseUrlResolver(deps.publicBaseUrl, deps.fallbackBaseUrl);
+  mountProtectedResource(app, baseUrlOf, {
+    scopeCatalogue: deps.contract.scopeCatalogue,
+    authorizationServers: deps.authorizationServers,
+  });
   mountDocs(app);
 
   const authFor = (challenges: Challenges) =>
     authenticate({ resolver: deps.resolver, throttle: deps.authThrottle, challenges });
   // REST challenges name the API's metadata, MCP challenges the MCP endpoint's (RFC 9728 §5.1).
-  const restChallenges = { resourceMetadata: protectedResourceMetadataUrl(deps.publicBaseUrl) };
-  const mcpChallenges = {
-    resourceMetadata: protectedResourceMetadataUrl(deps.publicBaseUrl, MCP_PATH),
+  const restChallenges: Challenges = {
+    resourceMetadata: (req) => protectedResourceMetadataUrl(baseUrlOf(req)),
   };
-  const openApiJson = JSON.stringify(deps.contract.servedDocument(deps.publicBaseUrl));
+  const mcpChallenges: Challenges = {
+    resourceMetadata: (req) => protectedResourceMetadataUrl(baseUrlOf(req), MCP_PATH),
+    invalidTokenDescription: 'The API key is invalid or revoked',
+  };
+  // Relative to the document, so "Try it out" calls the origin the page was loaded from (the
+  // page's CSP allows no other); PUBLIC_BASE_URL, when set, is listed as well.
+  const servers = [
+    {
+      url: basePath(deps.publicBaseUrl),
+      description: 'This deployment (where this document is served)',
+    },
+    ...(deps.publicBaseUrl === undefined
+      ? []
+      : [{ url: deps.publicBaseUrl, description: 'This deployment (PUBLIC_BASE_URL)' }]),
+  ];
+  const openApiJson = JSON.stringify(deps.contract.servedDocument(servers));
   app.use(
     [...API_PREFIXES],
     agentRouter({

@@ -1,5 +1,5 @@
 import { AppError } from '@support-agent/shared';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { isWellFormedApiKey } from '../../domain/api-keys.js';
 import type { KeyResolver } from '../../domain/key-resolver.js';
 import type { AuthFailureThrottle } from '../../domain/ports.js';
@@ -7,8 +7,13 @@ import { gatewayMetrics, type AuthFailureReason } from './http-metrics.js';
 import { localsOf } from './request-context.js';
 
 export interface Challenges {
-  /** resource_metadata URL of RFC 9728. */
-  resourceMetadata: string;
+  /** resource_metadata URL of RFC 9728, for the base URL the request was sent to. */
+  resourceMetadata: (req: Request) => string;
+  /**
+   * RFC 6750 §3 `error_description` added to `error="invalid_token"` (MCP: clients that speak
+   * OAuth show it instead of a bare 401).
+   */
+  invalidTokenDescription?: string;
 }
 
 export const WELL_KNOWN = '/.well-known/oauth-protected-resource';
@@ -21,15 +26,22 @@ export function protectedResourceMetadataUrl(publicBaseUrl: string, resourcePath
   return `${publicBaseUrl}${WELL_KNOWN}${resourcePath}`;
 }
 
-/** `WWW-Authenticate` of a 401; `error="invalid_token"` only when a key was presented. */
-export function unauthorizedChallenge(c: Challenges, keyPresented: boolean): string {
-  const base = `Bearer realm="support-agent", resource_metadata="${c.resourceMetadata}"`;
-  return keyPresented ? `${base}, error="invalid_token"` : base;
+/**
+ * `WWW-Authenticate` of a 401; `error="invalid_token"` only when a key was presented: RFC 6750
+ * §3 asks for no error information when none was.
+ */
+export function unauthorizedChallenge(c: Challenges, req: Request, keyPresented: boolean): string {
+  const base = `Bearer realm="support-agent", resource_metadata="${c.resourceMetadata(req)}"`;
+  if (!keyPresented) return base;
+  const description = c.invalidTokenDescription;
+  return description === undefined
+    ? `${base}, error="invalid_token"`
+    : `${base}, error="invalid_token", error_description="${description}"`;
 }
 
 /** `WWW-Authenticate` of a 403 naming the scope the operation needs. */
-export function insufficientScopeChallenge(c: Challenges, scope: string): string {
-  return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${c.resourceMetadata}"`;
+export function insufficientScopeChallenge(c: Challenges, req: Request, scope: string): string {
+  return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${c.resourceMetadata(req)}"`;
 }
 
 export interface PresentedCredentials {
@@ -93,7 +105,7 @@ export function authenticate(deps: {
       creds.presented ? 'invalid_key' : creds.headerSent ? 'unsupported_scheme' : 'missing',
     );
     if (retryAfter !== undefined) throw tooManyFailures(retryAfter);
-    res.set('WWW-Authenticate', unauthorizedChallenge(challenges, creds.presented));
+    res.set('WWW-Authenticate', unauthorizedChallenge(challenges, req, creds.presented));
     throw new AppError(
       'unauthorized',
       creds.presented

@@ -115,10 +115,29 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
-/** 404 for any path no route claims, anywhere. */
+/**
+ * Where OAuth clients look for an authorization server when a 401 names none (RFC 8414 and
+ * OpenID discovery, with or without a path suffix; the MCP SDK's fallback endpoints).
+ */
+const OAUTH_CLIENT_PROBE =
+  /^(?:\/\.well-known\/(?:oauth-authorization-server|openid-configuration)(?:\/.*)?|.*\/\.well-known\/openid-configuration|\/(?:register|authorize|token))$/;
+
+/** Read by a person when an OAuth client gives up: what to configure instead. */
+const NO_OAUTH_HINT =
+  'this API has no OAuth authorization server: configure the client to send a valid API key ' +
+  'in the header Authorization: Bearer <API key> (a 401 means the key was missing, unknown or ' +
+  'revoked; see /docs)';
+
+/**
+ * 404 for any path no route claims, anywhere. The message names the path as the client sent it
+ * (with the prefix a router was mounted on); OAuth discovery and registration paths say what to
+ * do instead, since OAuth clients show that body when their login attempt fails.
+ */
 export const notFound: RequestHandler = (req, res) => {
-  const path = req.path.length > 200 ? `${req.path.slice(0, 200)}…` : req.path;
-  sendError(res, new AppError('not_found', `no such path: ${path}`));
+  const full = `${req.baseUrl}${req.path}`;
+  const path = full.length > 200 ? `${full.slice(0, 200)}…` : full;
+  const hint = OAUTH_CLIENT_PROBE.test(full) ? `; ${NO_OAUTH_HINT}` : '';
+  sendError(res, new AppError('not_found', `no such path: ${path}${hint}`));
 };
 
 /** 405 for a known path with a method it does not serve. */

@@ -7,10 +7,10 @@ import { grantOf } from './request-context.js';
 
 /** 403 insufficient_scope (with the RFC 6750 challenge) unless the key holds `scope`. */
 export function requireScope(scope: Scope, challenges: Challenges): RequestHandler {
-  return (_req, res, next) => {
+  return (req, res, next) => {
     if (grantOf(res).key.scopes.includes(scope)) return next();
     gatewayMetrics.authFailures.inc({ reason: 'insufficient_scope' });
-    res.set('WWW-Authenticate', insufficientScopeChallenge(challenges, scope));
+    res.set('WWW-Authenticate', insufficientScopeChallenge(challenges, req, scope));
     throw new AppError(
       'insufficient_scope',
       `this operation needs an API key with the ${scope} scope`,

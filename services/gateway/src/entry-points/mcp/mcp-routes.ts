@@ -48,7 +48,8 @@ function messagesOf(body: unknown): JsonRpcMessage[] {
  * (no sessions to end) are 405. Checks, in order: Origin (403), key (401, the REST
  * authentication), the scope of each tool called (403 with the insufficient_scope challenge),
  * the rate limit (every request counts; 429, or a tool error for a single tools/call), then the
- * SDK's own protocol checks. Tools run the REST operations (see McpToolset).
+ * SDK's own protocol checks. Tools run the REST operations (see McpToolset); tools/list shows a
+ * key the tools its scopes allow.
  */
 export function mountMcp(app: Express, deps: McpRouteDeps): void {
   app
@@ -106,7 +107,7 @@ function requireToolScopes(deps: McpRouteDeps): RequestHandler {
       if (message.method !== 'tools/call') continue;
       const tool = deps.toolset.tool(message.params?.name);
       if (!tool || scopes.includes(tool.scope)) continue;
-      res.set('WWW-Authenticate', insufficientScopeChallenge(deps.challenges, tool.scope));
+      res.set('WWW-Authenticate', insufficientScopeChallenge(deps.challenges, req, tool.scope));
       throw new AppError(
         'insufficient_scope',
         `the tool ${tool.name} needs an API key with the ${tool.scope} scope`,
@@ -142,7 +143,11 @@ function handleMcp(deps: McpRouteDeps): RequestHandler {
       });
       return;
     }
-    const server = deps.toolset.createServer({ caller: callerOf(req, res), rejection });
+    const server = deps.toolset.createServer({
+      caller: callerOf(req, res),
+      scopes: grantOf(res).key.scopes,
+      rejection,
+    });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

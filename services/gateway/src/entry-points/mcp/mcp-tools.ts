@@ -1,9 +1,19 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+// The low-level Server (not McpServer): the tools are described by JSON Schemas taken verbatim
+// from the OpenAPI document, the list depends on the caller's key, and an unknown tool must be a
+// JSON-RPC error — McpServer wants zod schemas and turns every failure into a tool result.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AppError, type Logger } from '@support-agent/shared';
-import * as z from 'zod';
 import type { AgentOperationId, ApiContract, ToolSpec } from '../../domain/api-contract.js';
 import type { AgentOperations, Caller, Inputs } from '../../domain/agent-operations.js';
+import type { Scope } from '../../domain/scopes.js';
 import { errorBody, toAppError } from '../http/errors.js';
 
 export const MCP_SERVER_INFO = { name: 'support-agent', version: '1.0.0' };
@@ -11,24 +21,17 @@ export const MCP_SERVER_INFO = { name: 'support-agent', version: '1.0.0' };
 const INSTRUCTIONS =
   "Tools of the Support Agent API: search the organization's knowledge base, read the latest " +
   'FAQ digest, list and create support tickets, generate grounded answers. They take the same ' +
-  'inputs and return the same JSON as the REST operations (see /docs). A failed call returns ' +
-  'isError with the JSON body {"error":{"code","message","param?"}} as text.';
+  'inputs and return the same JSON as the REST operations (see /docs). The list holds the tools ' +
+  "the API key's scopes allow. A failed call returns isError with the REST error body " +
+  '{"error":{"code","message","param?"}} as text.';
 
 /** What one MCP HTTP request runs with. */
 export interface McpRequestContext {
   caller: Caller;
+  /** The scopes of the caller's key: tools/list shows only the tools they allow. */
+  scopes: readonly Scope[];
   /** Set when the request is over its rate limit: every tool call then fails with it. */
   rejection?: AppError | undefined;
-}
-
-/**
- * A zod object that accepts any object at run time and publishes `schema` (from the OpenAPI
- * document) as its JSON Schema. The SDK validates tool arguments with zod before the handler
- * runs; its errors have their own format and zod counts string lengths in UTF-16 units. The
- * operations validate instead, exactly as for REST (code points, same codes and `param`).
- */
-function documentedObject(schema: Record<string, unknown>) {
-  return z.looseObject({}).meta(schema);
 }
 
 /**
@@ -37,23 +40,15 @@ function documentedObject(schema: Record<string, unknown>) {
  * schemas. Results are the REST bodies, as `structuredContent` and as JSON text.
  */
 export class McpToolset {
-  private readonly schemas: Map<
-    string,
-    { input: ReturnType<typeof documentedObject>; output: ReturnType<typeof documentedObject> }
-  >;
+  /** tools/list entries, built once. */
+  private readonly listed: ReadonlyMap<string, Tool>;
 
   constructor(
     private readonly contract: ApiContract,
     private readonly operations: AgentOperations,
     private readonly logger: Logger,
   ) {
-    // Built once: zod keeps metadata in a global registry keyed by schema instance.
-    this.schemas = new Map(
-      contract.tools.map((t) => [
-        t.name,
-        { input: documentedObject(t.inputSchema), output: documentedObject(t.outputSchema) },
-      ]),
-    );
+    this.listed = new Map(contract.tools.map((t) => [t.name, listEntry(t)]));
   }
 
   get tools(): readonly ToolSpec[] {
@@ -65,29 +60,31 @@ export class McpToolset {
     return this.contract.tools.find((t) => t.name === name);
   }
 
-  /** A server for one stateless HTTP request, its tools bound to the request's caller. */
-  createServer(ctx: McpRequestContext): McpServer {
-    const server = new McpServer(MCP_SERVER_INFO, { instructions: INSTRUCTIONS });
-    for (const tool of this.contract.tools) {
-      const schemas = this.schemas.get(tool.name)!;
-      server.registerTool(
-        tool.name,
-        {
-          title: tool.title,
-          description: tool.description,
-          inputSchema: schemas.input,
-          outputSchema: schemas.output,
-          annotations: {
-            title: tool.title,
-            readOnlyHint: tool.readOnly,
-            destructiveHint: false,
-            idempotentHint: tool.readOnly,
-            openWorldHint: false,
-          },
-        },
-        (args) => this.call(tool, args, ctx),
-      );
-    }
+  /**
+   * A server for one stateless HTTP request. tools/list shows the tools the key's scopes allow
+   * (a call of another one of ours is refused with HTTP 403 before it gets here); calling a
+   * name that is no tool of ours is JSON-RPC error -32602 (invalid params), as the MCP
+   * specification's tools/call error handling asks.
+   */
+  createServer(ctx: McpRequestContext): Server {
+    const server = new Server(MCP_SERVER_INFO, {
+      capabilities: { tools: {} },
+      instructions: INSTRUCTIONS,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: this.contract.tools
+        .filter((t) => ctx.scopes.includes(t.scope))
+        .map((t) => this.listed.get(t.name)!),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, (request) => {
+      const tool = this.tool(request.params.name);
+      if (!tool) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`, {
+          tools: this.contract.tools.filter((t) => ctx.scopes.includes(t.scope)).map((t) => t.name),
+        });
+      }
+      return this.call(tool, request.params.arguments ?? {}, ctx);
+    });
     return server;
   }
 
@@ -140,4 +137,22 @@ export class McpToolset {
         return ops.generateAnswer(caller, args, 'body');
     }
   }
+}
+
+/** The tools/list entry of a tool: the document's schemas as they are, hints from the method. */
+function listEntry(tool: ToolSpec): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema as Tool['inputSchema'],
+    outputSchema: tool.outputSchema as NonNullable<Tool['outputSchema']>,
+    annotations: {
+      title: tool.title,
+      readOnlyHint: tool.readOnly,
+      destructiveHint: false,
+      idempotentHint: tool.readOnly,
+      openWorldHint: false,
+    },
+  };
 }
