@@ -195,7 +195,10 @@ export async function searchKnowledge(
   return hits.sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1));
 }
 
-/** A hit an answer may be written from. */
+/**
+ * A hit an answer may be written from: its score, the probability that the entry answers
+ * the question, is at least the relevance floor of the confidence model.
+ */
 const isRelevant = (h: KbHit): boolean => h.score >= RELEVANCE_FLOOR;
 
 /** False when no answer can be written from the hits: generateAnswer would answer NOT_FOUND_ANSWER. */
@@ -224,11 +227,16 @@ async function writeGroundedAnswer(
   }
 
   const { draft, provider } = await draftAnswer(deps, log, question, relevant, deadline);
-  const confidence = answerConfidence(hits, draft);
   const cited = new Set(draft.citedEntryIds);
+  // Sources in ranking order: the entry cited first is the best-ranked one the answer uses
+  // (the top hit, for the built-in provider), and confidence is about that entry.
   const sources = relevant
     .filter((h) => cited.has(h.entryId))
     .map((h) => ({ entryId: h.entryId, question: h.question, score: h.score }));
+  const confidence = answerConfidence(hits, {
+    ...draft,
+    citedEntryIds: sources.map((s) => s.entryId),
+  });
   return {
     answer: draft.answer,
     confidence,
