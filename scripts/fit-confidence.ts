@@ -60,6 +60,8 @@ const ANSWER_HITS = 5;
 /** A hit below this probability is not offered as an answer (shipped in confidence-model.json). */
 const RELEVANCE_FLOOR = 0.2;
 const DENSE_FEATURES = new Set(['dense', 'denseRank']);
+/** Weight of an uncovered question's hits in the calibration fit, relative to a covered one's. */
+const UNCOVERED_WEIGHT = Number(process.env.UNCOVERED_WEIGHT ?? 0.25);
 
 const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const args = process.argv.slice(2);
@@ -117,6 +119,13 @@ function calibrationSamples(
 ): Sample[] {
   const samples: Sample[] = [];
   for (const q of queries) {
+    // The same question against the KB without its answers: every hit is wrong. It teaches
+    // the calibration what a question the KB does not cover looks like (weighted down, so
+    // covered questions still dominate).
+    const uncovered = variant === 'hybrid' ? q.uncovered : q.lexicalUncovered;
+    scoreAndGaps(uncovered, rankerOf(q)).forEach((s) =>
+      samples.push({ x: [s.score, s.gap], y: 0, group: q.group, weight: UNCOVERED_WEIGHT }),
+    );
     const rows = q[variant];
     scoreAndGaps(rows, rankerOf(q)).forEach((s, i) =>
       samples.push({

@@ -589,7 +589,7 @@ describe('operations', () => {
     });
     assert.deepEqual(upstreams.calls.generateAnswer[0]?.policy, {
       deflectionMonthlyLimit: 1000,
-      highConfidenceThreshold: 75,
+      highConfidenceThreshold: 85,
     });
 
     await admin(gw, 'PATCH', `/orgs/${orgId}/settings`, {

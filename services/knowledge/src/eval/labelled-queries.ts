@@ -25,8 +25,10 @@ export interface LabelledQuery {
   hybrid: FeatureRow[];
   /** The same without one (the lexical-only fallback). */
   lexical: FeatureRow[];
-  /** Hybrid candidates of the KB without the query's relevant entries (a question the KB does not cover). */
+  /** Candidates of the KB without the query's relevant entries (a question the KB does not cover). */
   uncovered: FeatureRow[];
+  /** The same without a query embedding. */
+  lexicalUncovered: FeatureRow[];
 }
 
 export async function labelledQueries(
@@ -68,14 +70,20 @@ export async function labelledQueries(
       const set = await index.candidates({ orgId, dense, terms, limit });
       const lexicalSet = await index.candidates({ orgId, dense: null, terms, limit });
       const range = embeddings.cosineRange;
+      const notRelevant = (c: { entry: { id: string } }) => relevant.has(c.entry.id);
       out.push({
         queryId: q.query_id,
         group: q.thread_id || [...relevant][0]!,
         relevant,
         hybrid: featureRows({ terms, dense }, set, range, depth),
         lexical: featureRows({ terms, dense: null }, lexicalSet, range, depth),
-        uncovered: featureRows({ terms, dense }, set, range, depth, (c) =>
-          relevant.has(c.entry.id),
+        uncovered: featureRows({ terms, dense }, set, range, depth, notRelevant),
+        lexicalUncovered: featureRows(
+          { terms, dense: null },
+          lexicalSet,
+          range,
+          depth,
+          notRelevant,
         ),
       });
     }

@@ -28,7 +28,12 @@ export function fitListwise(lists: RankedList[], options: ListwiseOptions = {}):
   const mean = new Array<number>(d).fill(0);
   const sd = new Array<number>(d).fill(0);
   let rows = 0;
-  for (const l of usable) for (const x of l.x) (rows++, x.forEach((v, j) => (mean[j]! += v)));
+  for (const l of usable) {
+    for (const x of l.x) {
+      rows++;
+      x.forEach((v, j) => (mean[j]! += v));
+    }
+  }
   for (let j = 0; j < d; j++) mean[j]! /= rows;
   for (const l of usable) for (const x of l.x) x.forEach((v, j) => (sd[j]! += (v - mean[j]!) ** 2));
   for (let j = 0; j < d; j++) sd[j] = Math.sqrt(sd[j]! / rows) || 1;

@@ -10,6 +10,8 @@ export interface Sample {
   y: 0 | 1;
   /** Samples of one group (a thread, a question) always fall in the same fold. */
   group: string;
+  /** How much the sample counts (default 1). */
+  weight?: number;
 }
 
 export interface FittedLogistic {
@@ -52,8 +54,9 @@ export function fitLogistic(samples: Sample[], options: FitOptions = {}): Fitted
       let eta = 0;
       for (let j = 0; j <= d; j++) eta += beta[j]! * row[j]!;
       const p = sigmoid(eta);
-      const w = Math.max(p * (1 - p), 1e-9);
-      const r = samples[i]!.y - p;
+      const weight = samples[i]!.weight ?? 1;
+      const w = weight * Math.max(p * (1 - p), 1e-9);
+      const r = weight * (samples[i]!.y - p);
       for (let j = 0; j <= d; j++) {
         grad[j]! += r * row[j]!;
         for (let k = j; k <= d; k++) hess[j]![k]! += w * row[j]! * row[k]!;
