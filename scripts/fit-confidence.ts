@@ -1,7 +1,7 @@
 // Fits the search reranker and the answer confidence model from labelled queries:
 //
 //   npm run fit:confidence -- [corpus.jsonl queries.jsonl qrels.jsonl] [--dry-run] [--folds 5]
-//                             [--out DIR]
+//                             [--out DIR] [--off-topic questions.txt]
 //
 // Input (JSON Lines, the StackFAQ layout; defaults to its dev split in ../shared/data):
 //   corpus  {faq_id, question, answer}          the organization's KB
@@ -10,12 +10,15 @@
 //   qrels   {query_id, faq_id, relevance}       which entries answer each question
 // An organization can refit on its own labelled history: export its KB, the questions
 // its agents answered and the entries that answered them, in that layout.
+// Off-topic questions (one per line; default scripts/data/off-topic-questions.txt, written
+// for this project) are asked against the same KB as questions it does not answer: their
+// hits are the calibration's examples of a question with no answer in the KB.
 //
 // Writes services/knowledge/src/domain/rerank-model.json (ranker + calibration of hit
 // scores) and services/answers/src/domain/confidence-model.json (answer confidence), or
 // both files into DIR with --out, or nothing with --dry-run. Every figure printed is cross-validated by group: each query is
 // scored by models fitted without its group (nested for the calibration steps).
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -60,10 +63,10 @@ const ANSWER_HITS = 5;
 /** A hit below this probability is not offered as an answer (shipped in confidence-model.json). */
 const RELEVANCE_FLOOR = 0.2;
 const DENSE_FEATURES = new Set(['dense', 'denseRank']);
-/** Weight of an uncovered question's hits in the calibration fit, relative to a covered one's. */
-const UNCOVERED_WEIGHT = Number(process.env.UNCOVERED_WEIGHT ?? 0.25);
 
 const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
+/** Questions written for the project that no FAQ of a web application answers. */
+const OFF_TOPIC_FILE = resolve(repoRoot, 'scripts/data/off-topic-questions.txt');
 const args = process.argv.slice(2);
 const dryRun = args.includes('--dry-run');
 const option = (name: string) => {
@@ -72,8 +75,9 @@ const option = (name: string) => {
 };
 const FOLDS = Number(option('--folds') ?? 5);
 const outDir = option('--out');
+const offTopicFile = option('--off-topic') ?? OFF_TOPIC_FILE;
 const paths = args.filter(
-  (a, i) => !a.startsWith('--') && !['--folds', '--out'].includes(args[i - 1]!),
+  (a, i) => !a.startsWith('--') && !['--folds', '--out', '--off-topic'].includes(args[i - 1]!),
 );
 const dataDir = process.env.STACKFAQ_DIR ?? resolve(repoRoot, '../shared/data/stackfaq');
 const [corpusPath, queriesPath, qrelsPath] =
@@ -119,13 +123,6 @@ function calibrationSamples(
 ): Sample[] {
   const samples: Sample[] = [];
   for (const q of queries) {
-    // The same question against the KB without its answers: every hit is wrong. It teaches
-    // the calibration what a question the KB does not cover looks like (weighted down, so
-    // covered questions still dominate).
-    const uncovered = variant === 'hybrid' ? q.uncovered : q.lexicalUncovered;
-    scoreAndGaps(uncovered, rankerOf(q)).forEach((s) =>
-      samples.push({ x: [s.score, s.gap], y: 0, group: q.group, weight: UNCOVERED_WEIGHT }),
-    );
     const rows = q[variant];
     scoreAndGaps(rows, rankerOf(q)).forEach((s, i) =>
       samples.push({
@@ -197,7 +194,10 @@ interface CrossValidated {
   firstStageNdcg: number;
   /** Hit-level outcomes (every returned hit). */
   hits: Outcome[];
-  /** Per query: its top-5 hits under a stage fitted without its group, and the same for an uncovered KB. */
+  /**
+   * Per question (covered or not): its top-5 hits under a stage fitted without its group,
+   * and for a covered one the same against the KB without its relevant entries.
+   */
   perQuery: { q: LabelledQuery; hits: KbHit[]; uncoveredHits: KbHit[] }[];
 }
 
@@ -222,6 +222,12 @@ function crossValidate(queries: LabelledQuery[], variant: Variant): CrossValidat
     for (const q of queries.filter((x) => folds.get(x.group) === f)) {
       const rows = q[variant];
       const hits = hitsOf(stage, rows, DEPTH);
+      out.perQuery.push({
+        q,
+        hits: hits.slice(0, ANSWER_HITS),
+        uncoveredHits: q.covered ? hitsOf(stage, q.uncovered, ANSWER_HITS) : [],
+      });
+      if (!q.covered) continue;
       const ranking = hits.map((h) => h.entryId);
       const firstStage = rows.map((r) => r.candidate.entry.id);
       out.mrr += reciprocalRank(ranking, q.relevant, K);
@@ -230,14 +236,9 @@ function crossValidate(queries: LabelledQuery[], variant: Variant): CrossValidat
       out.firstStageNdcg += ndcg(firstStage, q.relevant, K);
       for (const h of hits.slice(0, K))
         out.hits.push({ p: h.score, right: q.relevant.has(h.entryId) });
-      out.perQuery.push({
-        q,
-        hits: hits.slice(0, ANSWER_HITS),
-        uncoveredHits: variant === 'hybrid' ? hitsOf(stage, q.uncovered, ANSWER_HITS) : [],
-      });
     }
   }
-  const n = queries.length;
+  const n = queries.filter((q) => q.covered).length;
   out.mrr /= n;
   out.ndcg /= n;
   out.firstStageMrr /= n;
@@ -279,7 +280,14 @@ async function main(): Promise<void> {
   console.log(
     `fit-confidence: ${collection.corpus.length} entries, ${collection.queries.length} queries (${queriesPath}); ${FOLDS}-fold cross-validation by group\n`,
   );
-  const queries = await labelledQueries(collection, DEPTH);
+  const offTopicQuestions = readFileSync(offTopicFile, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+  const queries = await labelledQueries(collection, DEPTH, offTopicQuestions);
+  console.log(
+    `off-topic questions (no relevant entry; calibration negatives): ${offTopicQuestions.length} from ${offTopicFile}\n`,
+  );
 
   const cv = crossValidate(queries, 'hybrid');
   const cvLexical = crossValidate(queries, 'lexical');
@@ -302,29 +310,33 @@ async function main(): Promise<void> {
     3,
   );
   const answers: Outcome[] = [];
+  /** The answer confidence of a question the KB does not cover (0 when nothing is offered). */
+  const nearMiss: number[] = [];
   const offTopic: number[] = [];
   let citedRight = 0;
   let searchRight = 0;
   for (let f = 0; f < FOLDS; f++) {
     const train = cv.perQuery.filter(({ q }) => folds.get(q.group) !== f);
     const model = fitConfidence(answerSamples(train));
+    const confidence = (hits: KbHit[]) => {
+      const top = hits[0];
+      if (!top || top.score < RELEVANCE_FLOOR) return 0;
+      return Math.round(100 * answerProbability(model, answerFeatures(hits, top.entryId))) / 100;
+    };
     for (const { q, hits, uncoveredHits } of cv.perQuery.filter(
       ({ q }) => folds.get(q.group) === f,
     )) {
+      if (!q.covered) {
+        offTopic.push(confidence(hits));
+        continue;
+      }
       const top = hits[0];
       if (top && q.relevant.has(top.entryId)) searchRight++;
-      const answered = top !== undefined && top.score >= RELEVANCE_FLOOR;
-      const p = answered ? answerProbability(model, answerFeatures(hits, top.entryId)) : 0;
-      const right = answered && q.relevant.has(top.entryId);
+      const p = confidence(hits);
+      const right = p > 0 && q.relevant.has(top!.entryId);
       if (right) citedRight++;
-      answers.push({ p: Math.round(100 * p) / 100, right });
-      const u = uncoveredHits[0];
-      offTopic.push(
-        u && u.score >= RELEVANCE_FLOOR
-          ? Math.round(100 * answerProbability(model, answerFeatures(uncoveredHits, u.entryId))) /
-              100
-          : 0,
-      );
+      answers.push({ p, right });
+      nearMiss.push(confidence(uncoveredHits));
     }
   }
   const n = answers.length;
@@ -335,13 +347,17 @@ async function main(): Promise<void> {
   console.log(
     `  confidence: ECE ${expectedCalibrationError(answers).toFixed(4)}, log-loss ${logLoss(answers).toFixed(4)}`,
   );
-  console.log('  threshold  coverage  precision  uncovered questions answered');
+  console.log(
+    '  answered at ≥ threshold: "near miss" = a covered question asked against the KB without its\n' +
+      '  relevant entries; "off-topic" = the off-topic questions (all are wrong answers)',
+  );
+  console.log('  threshold  coverage  precision  near miss  off-topic');
   const thresholds = [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
-  const curve = precisionCoverage(answers, thresholds);
-  curve.forEach((c, i) => {
-    const wrong = offTopic.filter((p) => p >= thresholds[i]!).length / offTopic.length;
+  const share = (ps: number[], t: number) =>
+    ps.length === 0 ? 0 : ps.filter((p) => p >= t).length / ps.length;
+  precisionCoverage(answers, thresholds).forEach((c) => {
     console.log(
-      `  ${String(Math.round(c.threshold * 100)).padStart(9)}  ${pct(c.coverage).padStart(8)}  ${pct(c.precision).padStart(9)}  ${pct(wrong).padStart(10)}`,
+      `  ${String(Math.round(c.threshold * 100)).padStart(9)}  ${pct(c.coverage).padStart(8)}  ${pct(c.precision).padStart(9)}  ${pct(share(nearMiss, c.threshold)).padStart(9)}  ${pct(share(offTopic, c.threshold)).padStart(9)}`,
     );
   });
 

@@ -20,9 +20,11 @@ import {
 
 /**
  * Second stage of search: the best `depth` candidates of the hybrid first stage are
- * rescored by a logistic model over a handful of features, so an entry's score is an
- * estimate of the probability that it answers the query (fitted offline by
- * `npm run fit:confidence`, weights in rerank-model.json).
+ * reranked by a linear model over a handful of features, and its score is calibrated
+ * (logistic) into an estimate of the probability that the entry answers the query.
+ * Both are fitted offline by `npm run fit:confidence`; the weights are in
+ * rerank-model.json. Features read only what the index returns with a candidate plus
+ * the entry's question and answer text, so both index adapters score alike.
  */
 
 /** The features of a (query, candidate) pair, in the order the model's weights use. */

@@ -18,6 +18,8 @@ import type { EvalCollection } from './eval-data.js';
  */
 export interface LabelledQuery {
   queryId: string;
+  /** False for a question the KB is known not to answer (every hit is wrong). */
+  covered: boolean;
   /** Cross-validation group: queries of one group are never split across folds. */
   group: string;
   relevant: Set<string>;
@@ -25,15 +27,15 @@ export interface LabelledQuery {
   hybrid: FeatureRow[];
   /** The same without one (the lexical-only fallback). */
   lexical: FeatureRow[];
-  /** Candidates of the KB without the query's relevant entries (a question the KB does not cover). */
+  /** Hybrid candidates of the KB without the query's relevant entries (a question it does not cover). */
   uncovered: FeatureRow[];
-  /** The same without a query embedding. */
-  lexicalUncovered: FeatureRow[];
 }
 
 export async function labelledQueries(
   collection: EvalCollection,
   depth: number,
+  /** Questions the KB does not answer (no relevant entry). */
+  offTopic: string[] = [],
 ): Promise<LabelledQuery[]> {
   const dir = mkdtempSync(join(tmpdir(), 'fit-confidence-'));
   const embeddings = new HashedEmbeddings();
@@ -60,9 +62,25 @@ export async function labelledQueries(
         throw new Error(`import failed: ${JSON.stringify(res.failed.slice(0, 3))}`);
     }
     const out: LabelledQuery[] = [];
-    for (const q of collection.queries) {
-      const relevant = collection.judgements.relevant.get(q.query_id);
-      if (!relevant || relevant.size === 0) continue;
+    const asked = [
+      ...collection.queries.map((q) => ({
+        id: q.query_id,
+        group: q.thread_id,
+        text: q.text,
+        covered: true,
+        relevant: collection.judgements.relevant.get(q.query_id) ?? new Set<string>(),
+      })),
+      ...offTopic.map((text, i) => ({
+        id: `off-topic-${i}`,
+        group: `off-topic-${i}`,
+        text,
+        covered: false,
+        relevant: new Set<string>(),
+      })),
+    ];
+    for (const q of asked) {
+      // A covered question without judgements teaches nothing.
+      if (q.covered && q.relevant.size === 0) continue;
       const terms = queryTerms(q.text);
       const vector = await embeddings.embedQuery(q.text);
       const dense = isZero(vector) ? null : vector;
@@ -70,20 +88,16 @@ export async function labelledQueries(
       const set = await index.candidates({ orgId, dense, terms, limit });
       const lexicalSet = await index.candidates({ orgId, dense: null, terms, limit });
       const range = embeddings.cosineRange;
-      const notRelevant = (c: { entry: { id: string } }) => relevant.has(c.entry.id);
+      const relevant = q.relevant;
       out.push({
-        queryId: q.query_id,
-        group: q.thread_id || [...relevant][0]!,
+        queryId: q.id,
+        covered: q.covered,
+        group: q.group || [...relevant][0]!,
         relevant,
         hybrid: featureRows({ terms, dense }, set, range, depth),
         lexical: featureRows({ terms, dense: null }, lexicalSet, range, depth),
-        uncovered: featureRows({ terms, dense }, set, range, depth, notRelevant),
-        lexicalUncovered: featureRows(
-          { terms, dense: null },
-          lexicalSet,
-          range,
-          depth,
-          notRelevant,
+        uncovered: featureRows({ terms, dense }, set, range, depth, (c) =>
+          relevant.has(c.entry.id),
         ),
       });
     }
