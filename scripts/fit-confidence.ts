@@ -27,6 +27,7 @@ import {
   answerProbability,
   type ConfidenceModel,
 } from '../services/answers/src/domain/confidence.js';
+import { relevantHits } from '../services/answers/src/domain/generate-answer.js';
 import type { KbHit } from '../services/answers/src/domain/ports.js';
 import {
   competitorGaps,
@@ -246,12 +247,12 @@ function crossValidate(queries: LabelledQuery[], variant: Variant): CrossValidat
   return out;
 }
 
-/** Answer-level samples: the answer cites the top hit (as the built-in provider does). */
+/** Answer-level samples: the answer cites the best relevant hit first (as the built-in provider does). */
 function answerSamples(perQuery: CrossValidated['perQuery']): Sample[] {
   const samples: Sample[] = [];
   for (const { q, hits } of perQuery) {
-    const top = hits[0];
-    if (!top || top.score < RELEVANCE_FLOOR) continue;
+    const top = relevantHits(hits, q.text)[0];
+    if (!top) continue;
     const f = answerFeatures(hits, top.entryId, RELEVANCE_FLOOR);
     samples.push({
       x: ANSWER_FEATURES.map((k) => f[k]),
@@ -318,25 +319,27 @@ async function main(): Promise<void> {
   for (let f = 0; f < FOLDS; f++) {
     const train = cv.perQuery.filter(({ q }) => folds.get(q.group) !== f);
     const model = fitConfidence(answerSamples(train));
-    const confidence = (hits: KbHit[]) => {
-      const top = hits[0];
-      if (!top || top.score < RELEVANCE_FLOOR) return 0;
-      return Math.round(100 * answerProbability(model, answerFeatures(hits, top.entryId))) / 100;
+    /** The answer's confidence and the entry it cites first (none: nothing relevant). */
+    const answer = (hits: KbHit[], text: string) => {
+      const cited = relevantHits(hits, text)[0];
+      if (!cited) return { p: 0, cited: undefined };
+      const p = answerProbability(model, answerFeatures(hits, cited.entryId));
+      return { p: Math.round(100 * p) / 100, cited: cited.entryId };
     };
     for (const { q, hits, uncoveredHits } of cv.perQuery.filter(
       ({ q }) => folds.get(q.group) === f,
     )) {
       if (!q.covered) {
-        offTopic.push(confidence(hits));
+        offTopic.push(answer(hits, q.text).p);
         continue;
       }
       const top = hits[0];
       if (top && q.relevant.has(top.entryId)) searchRight++;
-      const p = confidence(hits);
-      const right = p > 0 && q.relevant.has(top!.entryId);
+      const { p, cited } = answer(hits, q.text);
+      const right = cited !== undefined && q.relevant.has(cited);
       if (right) citedRight++;
       answers.push({ p, right });
-      nearMiss.push(confidence(uncoveredHits));
+      nearMiss.push(answer(uncoveredHits, q.text).p);
     }
   }
   const n = answers.length;

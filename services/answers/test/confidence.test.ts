@@ -8,6 +8,7 @@ import {
   CONFIDENCE_MODEL,
   RELEVANCE_FLOOR,
 } from '../src/domain/confidence.js';
+import { anyRelevant, relevantHits } from '../src/domain/generate-answer.js';
 import type { AnswerDraft, KbHit } from '../src/domain/ports.js';
 
 const hit = (entryId: string, score: number, question = `Question ${entryId}?`): KbHit => ({
@@ -87,5 +88,27 @@ describe('calibrated confidence', () => {
         }),
       /relevanceFloor/,
     );
+  });
+});
+
+describe('relevant hits', () => {
+  test('when hits score at least the floor and share a word with the question, then they are relevant, in ranking order', () => {
+    const hits = [hit('a', 0.9, 'How do I reset my password?'), hit('b', 0.5, 'Reset 2FA?')];
+    assert.deepEqual(
+      relevantHits(hits, 'reset password').map((h) => h.entryId),
+      ['a', 'b'],
+    );
+  });
+
+  test('when a hit is below the floor or shares no word with the question, then it is not offered', () => {
+    const low = hit('low', RELEVANCE_FLOOR / 2, 'How do I reset my password?');
+    const unrelated: KbHit = {
+      entryId: 'csv',
+      question: 'How do I export tickets to CSV?',
+      answer: 'Choose Export in the Tickets view.',
+      score: 0.6,
+    };
+    assert.deepEqual(relevantHits([unrelated, low], 'Do you support teleportation of pets?'), []);
+    assert.equal(anyRelevant([unrelated, low], 'Do you support teleportation of pets?'), false);
   });
 });

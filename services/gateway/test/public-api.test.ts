@@ -583,7 +583,7 @@ describe('operations', () => {
     });
     assert.deepEqual(res.json, {
       answer: 'Use the reset link.',
-      confidence: 80,
+      confidence: 88,
       answered_fully: true,
       high_confidence: true,
     });

@@ -12,7 +12,7 @@ import type {
   PolicyStore,
 } from './ports.js';
 import { DEFAULT_POLICY } from './ports.js';
-import { codePointLength } from './text.js';
+import { codePointLength, termSet } from './text.js';
 
 export const QUESTION_MAX = 2000;
 /** Hits asked from knowledge for every question. */
@@ -196,14 +196,25 @@ export async function searchKnowledge(
 }
 
 /**
- * A hit an answer may be written from: its score, the probability that the entry answers
- * the question, is at least the relevance floor of the confidence model.
+ * The hits an answer may be written from: those whose score, the probability that the
+ * entry answers the question, is at least the relevance floor of the confidence model,
+ * and that share at least one content word with the question. The second condition
+ * keeps an entry with nothing in common with the question from being offered on
+ * character-level resemblance alone (the calibration saw too few such matches to be
+ * trusted on them).
  */
-const isRelevant = (h: KbHit): boolean => h.score >= RELEVANCE_FLOOR;
+export function relevantHits(hits: KbHit[], question: string): KbHit[] {
+  const asked = termSet(question);
+  return hits.filter((h) => {
+    if (h.score < RELEVANCE_FLOOR) return false;
+    for (const t of termSet(`${h.question} ${h.answer}`)) if (asked.has(t)) return true;
+    return false;
+  });
+}
 
 /** False when no answer can be written from the hits: generateAnswer would answer NOT_FOUND_ANSWER. */
-export function anyRelevant(hits: KbHit[]): boolean {
-  return hits.some(isRelevant);
+export function anyRelevant(hits: KbHit[], question: string): boolean {
+  return relevantHits(hits, question).length > 0;
 }
 
 async function writeGroundedAnswer(
@@ -214,7 +225,7 @@ async function writeGroundedAnswer(
   policy: OrgPolicy,
   deadline: number | undefined,
 ): Promise<GeneratedAnswer> {
-  const relevant = hits.filter(isRelevant);
+  const relevant = relevantHits(hits, question);
   if (relevant.length === 0) {
     return {
       answer: NOT_FOUND_ANSWER,

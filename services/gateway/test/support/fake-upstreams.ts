@@ -247,7 +247,7 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
             retryAfter: 3600,
           });
         }
-        const confidence = 80;
+        const confidence = 88;
         return {
           answer: 'Use the reset link.',
           confidence,

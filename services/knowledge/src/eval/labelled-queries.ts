@@ -18,6 +18,7 @@ import type { EvalCollection } from './eval-data.js';
  */
 export interface LabelledQuery {
   queryId: string;
+  text: string;
   /** False for a question the KB is known not to answer (every hit is wrong). */
   covered: boolean;
   /** Cross-validation group: queries of one group are never split across folds. */
@@ -91,6 +92,7 @@ export async function labelledQueries(
       const relevant = q.relevant;
       out.push({
         queryId: q.id,
+        text: q.text,
         covered: q.covered,
         group: q.group || [...relevant][0]!,
         relevant,
