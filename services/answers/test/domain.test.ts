@@ -6,7 +6,6 @@ import { CircuitBreaker, CircuitOpenError } from '../src/data-access/circuit-bre
 import { ExtractiveModel, trimToQuestion } from '../src/data-access/extractive-llm.js';
 import { retryDelay } from '../src/data-access/openai-llm.js';
 import { checkModel, classify, featurize, handFeatures } from '../src/domain/classifier.js';
-import { answerConfidence, decisiveness, retrievalConfidence } from '../src/domain/confidence.js';
 import { checkGrounded, requireQuestion } from '../src/domain/generate-answer.js';
 import { monthOf, secondsUntilNextMonth } from '../src/domain/month.js';
 import type { KbHit } from '../src/domain/ports.js';
@@ -161,61 +160,6 @@ describe('summaries', () => {
 
   test('when a ticket is code and template headings only, then the summary still says something', () => {
     assert.ok(summarize('```\nerror\n```').length > 0);
-  });
-});
-
-describe('confidence', () => {
-  test('when the top hit is perfect and alone, then confidence is 100', () => {
-    assert.equal(
-      answerConfidence([hit('a', 1)], {
-        answer: 'x',
-        answeredFully: true,
-        citedEntryIds: ['a'],
-        support: null,
-      }),
-      100,
-    );
-  });
-
-  test('when a different runner-up is nearly as good, then confidence drops by up to a quarter', () => {
-    const hits = [
-      hit('a', 0.9, 'Reset it in settings.'),
-      hit('b', 0.88, 'Billing is monthly in advance.'),
-    ];
-    assert.ok(decisiveness(hits) < 0.2);
-    const c = retrievalConfidence(hits);
-    assert.ok(c < 90 && c >= 67.5, `retrieval ${c}`);
-  });
-
-  test('when the runner-up says the same thing, then the close margin does not lower confidence', () => {
-    const hits = [
-      hit('a', 0.9, 'Open settings and click reset password.'),
-      hit('b', 0.88, 'Click reset password in settings.'),
-    ];
-    assert.equal(decisiveness(hits), 1);
-    assert.equal(Math.round(retrievalConfidence(hits)), 90);
-  });
-
-  test('when an LLM wrote the answer, then confidence is the mean of retrieval and its support, and 0 without citations', () => {
-    const hits = [hit('a', 0.8)];
-    assert.equal(
-      answerConfidence(hits, {
-        answer: 'x',
-        answeredFully: true,
-        citedEntryIds: ['a'],
-        support: 60,
-      }),
-      70,
-    );
-    assert.equal(
-      answerConfidence(hits, { answer: 'x', answeredFully: false, citedEntryIds: [], support: 60 }),
-      0,
-    );
-  });
-
-  test('when nothing relevant was found, then confidence is below 30', () => {
-    assert.ok(answerConfidence([hit('a', 0.34)], null) < 30);
-    assert.equal(answerConfidence([], null), 0);
   });
 });
 

@@ -76,6 +76,21 @@ describe('grounded answers', () => {
     });
   });
 
+  test('when several entries match, then the answer cites the top-ranked hit first', async () => {
+    const o = 'ranked';
+    knowledge.kb.set(o, [
+      ...KB,
+      {
+        id: 'kb-reset-mobile',
+        question: 'How do I reset my password on mobile?',
+        answer: 'In the mobile app open Profile, then Security, and tap "Reset password".',
+      },
+    ]);
+    const res = await svc.generate(o, 'Reset my password on mobile', POLICY);
+    assert.equal(res.sources[0]?.entryId, 'kb-reset-mobile');
+    assert.match(res.answer, /mobile app/);
+  });
+
   test('when the KB has nothing relevant, then the answer says so with low confidence and is not counted', async () => {
     const o = org('uncovered');
     const res = await svc.generate(

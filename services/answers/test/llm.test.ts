@@ -77,12 +77,12 @@ function assertShape(): void {
 }
 
 describe('answers with an LLM', () => {
-  test('when the LLM returns a grounded answer, then it is used and confidence blends retrieval with its support', async () => {
+  test('when the LLM returns a grounded answer, then it is used and its support caps the calibrated confidence', async () => {
     llm.replies = [{ content: answer({}) }];
     const o = org();
     const res = await svc.generate(o, QUESTION, POLICY);
     assert.match(res.answer, /^To reset your password open Settings/);
-    assert.equal(res.confidence, 95); // (100 retrieval + 90 support) / 2
+    assert.equal(res.confidence, 90); // min(calibrated ≈ 99 for an exact match, 90 support)
     assert.equal(res.highConfidence, true);
     assert.equal(res.answeredFully, true);
     assert.deepEqual(

@@ -20,7 +20,7 @@ export interface components {
       question: string;
       /** @description The entry's answer. */
       answer: string;
-      /** @description Relevance, 0–1; higher is better. */
+      /** @description Relevance, 0–1: the estimated probability that the entry answers the query; higher is better. */
       score: number;
     };
     SearchResults: {
@@ -104,17 +104,17 @@ export interface components {
     AnswerSource: {
       /** @description Question of the knowledge-base entry used. */
       question: string;
-      /** @description Its relevance, 0–1. */
+      /** @description Its relevance, 0–1: the estimated probability that the entry answers the question. */
       score: number;
     };
     Answer: {
       /** @description The answer, built only from knowledge-base entries; says so when nothing relevant was found. */
       answer: string;
-      /** @description Confidence, 0–100. */
+      /** @description Confidence, 0–100: the estimated probability, in percent, that the answer is right (its first source answers the question). */
       confidence: number;
       /** @description The knowledge base covers the whole question. */
       answered_fully: boolean;
-      /** @description `confidence` ≥ the organization's threshold (default 75). Only these count toward the monthly deflection limit. */
+      /** @description `confidence` ≥ the organization's threshold (default 85). Only these count toward the monthly deflection limit. */
       high_confidence: boolean;
       /** @description The knowledge-base entries the answer is built from, most relevant first; absent when none was used. */
       sources?: components['schemas']['AnswerSource'][];

@@ -124,7 +124,7 @@ describe('organizations and settings', () => {
         rate_limit_per_key_per_min: 600,
         rate_limit_per_org_per_min: 3000,
         deflection_monthly_limit: 1000,
-        high_confidence_threshold: 75,
+        high_confidence_threshold: 85,
         updated_at: undefined,
       },
     );
@@ -153,7 +153,7 @@ describe('organizations and settings', () => {
     const id = await newOrg();
     const pushes = () =>
       upstreams.calls.setOrgPolicy.filter((c) => c.orgId === id).map((c) => c.policy);
-    assert.deepEqual(pushes(), [{ deflectionMonthlyLimit: 1000, highConfidenceThreshold: 75 }]);
+    assert.deepEqual(pushes(), [{ deflectionMonthlyLimit: 1000, highConfidenceThreshold: 85 }]);
     await admin(gw, 'PATCH', `/orgs/${id}/settings`, {
       deflection_monthly_limit: 3,
       high_confidence_threshold: 60,

@@ -136,7 +136,7 @@ describe('tools', () => {
     // The REST call above replayed the MCP call's idempotency key.
     assert.equal(upstreams.calls.createTicket.at(-1)?.idempotencyKey, 'm-1');
     const last = upstreams.calls.generateAnswer.at(-1)!;
-    assert.deepEqual(last.policy, { deflectionMonthlyLimit: 1000, highConfidenceThreshold: 75 });
+    assert.deepEqual(last.policy, { deflectionMonthlyLimit: 1000, highConfidenceThreshold: 85 });
   });
 
   it('when inputs are invalid, then the tool error carries the REST code and param, and no upstream is called', async () => {

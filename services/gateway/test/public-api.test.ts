@@ -589,13 +589,13 @@ describe('operations', () => {
     });
     assert.deepEqual(res.json, {
       answer: 'Use the reset link.',
-      confidence: 80,
+      confidence: 88,
       answered_fully: true,
       high_confidence: true,
     });
     assert.deepEqual(upstreams.calls.generateAnswer[0]?.policy, {
       deflectionMonthlyLimit: 1000,
-      highConfidenceThreshold: 75,
+      highConfidenceThreshold: 85,
     });
 
     await admin(gw, 'PATCH', `/orgs/${orgId}/settings`, {

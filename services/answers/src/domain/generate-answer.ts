@@ -12,7 +12,7 @@ import type {
   PolicyStore,
 } from './ports.js';
 import { DEFAULT_POLICY } from './ports.js';
-import { codePointLength } from './text.js';
+import { codePointLength, termSet } from './text.js';
 
 export const QUESTION_MAX = 2000;
 /** Hits asked from knowledge for every question. */
@@ -195,12 +195,26 @@ export async function searchKnowledge(
   return hits.sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1));
 }
 
-/** A hit an answer may be written from. */
-const isRelevant = (h: KbHit): boolean => h.score >= RELEVANCE_FLOOR;
+/**
+ * The hits an answer may be written from: those whose score, the probability that the
+ * entry answers the question, is at least the relevance floor of the confidence model,
+ * and that share at least one content word with the question. The second condition
+ * keeps an entry with nothing in common with the question from being offered on
+ * character-level resemblance alone (the calibration saw too few such matches to be
+ * trusted on them).
+ */
+export function relevantHits(hits: KbHit[], question: string): KbHit[] {
+  const asked = termSet(question);
+  return hits.filter((h) => {
+    if (h.score < RELEVANCE_FLOOR) return false;
+    for (const t of termSet(`${h.question} ${h.answer}`)) if (asked.has(t)) return true;
+    return false;
+  });
+}
 
 /** False when no answer can be written from the hits: generateAnswer would answer NOT_FOUND_ANSWER. */
-export function anyRelevant(hits: KbHit[]): boolean {
-  return hits.some(isRelevant);
+export function anyRelevant(hits: KbHit[], question: string): boolean {
+  return relevantHits(hits, question).length > 0;
 }
 
 async function writeGroundedAnswer(
@@ -211,7 +225,7 @@ async function writeGroundedAnswer(
   policy: OrgPolicy,
   deadline: number | undefined,
 ): Promise<GeneratedAnswer> {
-  const relevant = hits.filter(isRelevant);
+  const relevant = relevantHits(hits, question);
   if (relevant.length === 0) {
     return {
       answer: NOT_FOUND_ANSWER,
@@ -224,11 +238,16 @@ async function writeGroundedAnswer(
   }
 
   const { draft, provider } = await draftAnswer(deps, log, question, relevant, deadline);
-  const confidence = answerConfidence(hits, draft);
   const cited = new Set(draft.citedEntryIds);
+  // Sources in ranking order: the entry cited first is the best-ranked one the answer uses
+  // (the top hit, for the built-in provider), and confidence is about that entry.
   const sources = relevant
     .filter((h) => cited.has(h.entryId))
     .map((h) => ({ entryId: h.entryId, question: h.question, score: h.score }));
+  const confidence = answerConfidence(hits, {
+    ...draft,
+    citedEntryIds: sources.map((s) => s.entryId),
+  });
   return {
     answer: draft.answer,
     confidence,

@@ -21,7 +21,7 @@ export interface OrgPolicy {
 /** What an organization that never sent a policy gets (DESIGN.md §3). */
 export const DEFAULT_POLICY: OrgPolicy = {
   deflectionMonthlyLimit: 1000,
-  highConfidenceThreshold: 75,
+  highConfidenceThreshold: 85,
 };
 
 /** One knowledge-base hit; `score` is calibrated to [0,1]: ~1 answers the query, ~0 is unrelated. */

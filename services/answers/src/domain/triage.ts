@@ -103,7 +103,7 @@ export async function triageTicket(
       // Searched before a deflection slot is reserved: when nothing relevant is found no answer
       // can be written, so the ticket goes out unanswered without two ledger transactions.
       const hits = await searchKnowledge(deps, event.org_id, question, undefined);
-      const result = anyRelevant(hits)
+      const result = anyRelevant(hits, question)
         ? await generateAnswer(deps, {
             orgId: event.org_id,
             question,

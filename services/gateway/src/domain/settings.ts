@@ -5,7 +5,7 @@ export const DEFAULT_SETTINGS = {
   rateLimitPerKeyPerMin: 600,
   rateLimitPerOrgPerMin: 3000,
   deflectionMonthlyLimit: 1000,
-  highConfidenceThreshold: 75,
+  highConfidenceThreshold: 85,
 } as const;
 
 export type SettingsPatch = Partial<Omit<OrgSettings, 'updatedAt'>>;

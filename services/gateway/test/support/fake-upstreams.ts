@@ -247,12 +247,12 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
             retryAfter: 3600,
           });
         }
-        const confidence = 80;
+        const confidence = 88;
         return {
           answer: 'Use the reset link.',
           confidence,
           answeredFully: true,
-          highConfidence: confidence >= (req.policy?.highConfidenceThreshold ?? 75),
+          highConfidence: confidence >= (req.policy?.highConfidenceThreshold ?? 85),
           sources: req.question.includes('sources')
             ? [{ entryId: 'e1', question: 'How do I reset my password?', score: 0.91 }]
             : [],

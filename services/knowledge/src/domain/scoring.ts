@@ -188,7 +188,7 @@ export interface ScoredEntry {
 }
 
 /** Scores are reported to 6 decimals and ranked by that reported value, ties by entry id. */
-const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /** Scores and ranks candidates: best first, ties by entry id, at most `limit`. */
 export function rankCandidates(

@@ -1,6 +1,8 @@
 import { AppError, type Logger } from '@support-agent/shared';
 import type { EmbeddingProvider, KnowledgeIndex } from './ports.js';
-import { queryTerms, rankCandidates } from './scoring.js';
+import { featureRows, rerank, type RerankModel } from './rerank.js';
+import { RERANK_MODEL } from './rerank-model.js';
+import { queryTerms } from './scoring.js';
 import { validateLimit, validateOrgId, validateQuery } from './validation.js';
 
 /** What every use case of the service needs, wired once in server.ts. */
@@ -9,6 +11,8 @@ export interface KnowledgeDeps {
   embeddings: EmbeddingProvider;
   logger: Logger;
   now: () => number;
+  /** The reranking model; the shipped one unless a test or the fitting script passes another. */
+  rerankModel?: RerankModel;
 }
 
 export interface SearchInput {
@@ -31,8 +35,10 @@ export function candidateCount(limit: number): number {
 
 /**
  * Searches an organization's KB: hybrid candidates (lexical + dense) from the index,
- * rescored with calibrated absolute scores, best first, ties by entry id. When the
- * embedding provider is down the search degrades to lexical scoring instead of failing.
+ * ranked by the first-stage hybrid relevance; the best `depth` of them are reranked
+ * and scored with the probability that they answer the query (rerank.ts), best first,
+ * ties by entry id. When the embedding provider is down the search degrades to lexical
+ * scoring (and the model fitted without dense features) instead of failing.
  */
 export async function searchEntries(
   deps: KnowledgeDeps,
@@ -46,16 +52,21 @@ export async function searchEntries(
   const dense = await embedQueryOrNull(deps.embeddings, query, deps.logger);
   if (terms.length === 0 && dense === null) return [];
 
-  const set = await deps.index.candidates({ orgId, dense, terms, limit: candidateCount(limit) });
+  const model = deps.rerankModel ?? RERANK_MODEL;
+  const set = await deps.index.candidates({
+    orgId,
+    dense,
+    terms,
+    limit: candidateCount(Math.max(limit, model.depth)),
+  });
   if (set.candidates.length === 0) return [];
-  return rankCandidates({ terms, dense }, set, deps.embeddings.cosineRange, limit).map(
-    ({ candidate, score }) => ({
-      entryId: candidate.entry.id,
-      question: candidate.entry.question,
-      answer: candidate.entry.answer,
-      score,
-    }),
-  );
+  const rows = featureRows({ terms, dense }, set, deps.embeddings.cosineRange, model.depth);
+  return rerank(model, rows, dense !== null, limit).map(({ candidate, score }) => ({
+    entryId: candidate.entry.id,
+    question: candidate.entry.question,
+    answer: candidate.entry.answer,
+    score,
+  }));
 }
 
 async function embedQueryOrNull(

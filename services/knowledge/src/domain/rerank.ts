@@ -1,0 +1,261 @@
+import {
+  compareIds,
+  denseSimilarity,
+  dot,
+  lexicalSimilarity,
+  queryIdf,
+  questionText,
+  relevance,
+  round6,
+  MIN_SCORE,
+} from './scoring.js';
+import type { Candidate, CandidateSet, EmbeddingProvider, QueryTerm } from './ports.js';
+import {
+  charGrams,
+  countCosine,
+  queryCoverage,
+  questionCoverage,
+  termSet,
+} from './question-match.js';
+
+/**
+ * Second stage of search: the best `depth` candidates of the hybrid first stage are
+ * reranked by a linear model over a handful of features, and its score is calibrated
+ * (logistic) into an estimate of the probability that the entry answers the query.
+ * Both are fitted offline by `npm run fit:confidence`; the weights are in
+ * rerank-model.json. Features read only what the index returns with a candidate plus
+ * the entry's question and answer text, so both index adapters score alike.
+ */
+
+/** The features of a (query, candidate) pair, in the order the model's weights use. */
+export const RERANK_FEATURES = [
+  /** BM25F share of the query covered by the entry (question and answer), 0–1. */
+  'lexical',
+  /** Dense similarity of query and entry, rescaled to the provider's range, 0–1. */
+  'dense',
+  /** IDF-weighted share of the query's terms found in the entry's question, 0–1. */
+  'queryCoverage',
+  /** Share of the entry question's terms found in the query, 0–1. */
+  'questionCoverage',
+  /** Cosine of character trigrams of query and entry question, 0–1. */
+  'questionChars',
+  /** IDF-weighted share of the query's terms found in the entry's answer, 0–1. */
+  'answerCoverage',
+  /** The best `lexical` among the reranked entries with the same question (other answers to it). */
+  'sameQuestionLexical',
+  /** log2(1 + rank) of the entry among the candidates by lexical similarity (ties share a rank). */
+  'lexicalRank',
+  /** log2(1 + rank) among the candidates by dense similarity. */
+  'denseRank',
+] as const;
+export type RerankFeature = (typeof RERANK_FEATURES)[number];
+
+/** A linear ranking function over named features (fitted listwise: softmax over a query's candidates). */
+export interface LinearRanker {
+  features: string[];
+  weights: number[];
+}
+
+/** One model: a ranker, then a logistic calibration of its score into a probability. */
+export interface RerankStage {
+  ranker: LinearRanker;
+  /**
+   * P(relevant) = σ(bias + score·rankingScore + gap·competitorGap): monotone in both, so
+   * the calibrated scores keep the ranker's order among answers to one question.
+   */
+  calibration: { bias: number; score: number; gap: number };
+}
+
+export interface RerankModel {
+  /** Candidates (best of the first stage) rescored per query. */
+  depth: number;
+  /** With a query embedding. */
+  hybrid: RerankStage;
+  /** Without one (provider down): fitted without the dense features. */
+  lexicalOnly: RerankStage;
+}
+
+export interface RerankQuery {
+  terms: QueryTerm[];
+  dense: Float32Array | null;
+}
+
+/** A candidate with its first-stage score and reranking features. */
+export interface FeatureRow {
+  candidate: Candidate;
+  /** First-stage (hybrid) relevance, 0–1: decides which candidates are reranked. */
+  firstStage: number;
+  features: Record<RerankFeature, number>;
+}
+
+export interface RankedEntry {
+  candidate: Candidate;
+  /** Probability that the entry answers the query, 0–1, to 6 decimals. */
+  score: number;
+}
+
+/**
+ * Feature rows of the `depth` best candidates by first-stage relevance (ties by entry id).
+ * `exclude` drops entries before anything is computed (the fitting script uses it to
+ * simulate a KB that does not cover a query).
+ */
+export function featureRows(
+  query: RerankQuery,
+  set: CandidateSet,
+  cosineRange: EmbeddingProvider['cosineRange'],
+  depth: number,
+  exclude?: (c: Candidate) => boolean,
+): FeatureRow[] {
+  const idfs = queryIdf(query.terms, set);
+  const seen = new Set<string>();
+  const scored: { candidate: Candidate; lexical: number; dense: number | null; first: number }[] =
+    [];
+  for (const candidate of set.candidates) {
+    if (seen.has(candidate.entry.id) || exclude?.(candidate)) continue;
+    seen.add(candidate.entry.id);
+    const lexical = lexicalSimilarity(query.terms, idfs, candidate.sparse);
+    const dense =
+      query.dense === null ? null : denseSimilarity(dot(query.dense, candidate.dense), cosineRange);
+    scored.push({ candidate, lexical, dense, first: round6(relevance(lexical, dense)) });
+  }
+  const lexicalRank = competitionRanks(scored.map((s) => s.lexical));
+  const denseRank = competitionRanks(scored.map((s) => s.dense ?? 0));
+  const order = scored
+    .map((s, i) => ({ ...s, i }))
+    .sort((a, b) => b.first - a.first || compareIds(a.candidate.entry.id, b.candidate.entry.id))
+    .slice(0, depth);
+
+  const queryTermList = [...new Set(query.terms.map((t) => t.term))];
+  const querySet = new Set(queryTermList);
+  const idfByTerm = new Map(query.terms.map((t) => [t.term, idfs.get(t.id) ?? 0]));
+  const queryChars = charGrams(queryTermList.join(' '));
+  const bestLexical = new Map<string, number>();
+  for (const s of order) {
+    const q = s.candidate.entry.question;
+    bestLexical.set(q, Math.max(bestLexical.get(q) ?? 0, s.lexical));
+  }
+  return order.map((s) => {
+    const question = questionText(s.candidate.entry);
+    const questionTerms = termSet(question);
+    return {
+      candidate: s.candidate,
+      firstStage: s.first,
+      features: {
+        lexical: s.lexical,
+        dense: s.dense ?? 0,
+        queryCoverage: queryCoverage(queryTermList, questionTerms, (t) => idfByTerm.get(t) ?? 0),
+        questionCoverage: questionCoverage(querySet, questionTerms),
+        questionChars: countCosine(queryChars, charGrams([...questionTerms].join(' '))),
+        answerCoverage: queryCoverage(
+          queryTermList,
+          termSet(s.candidate.entry.answer),
+          (t) => idfByTerm.get(t) ?? 0,
+        ),
+        sameQuestionLexical: bestLexical.get(s.candidate.entry.question)!,
+        lexicalRank: Math.log2(1 + lexicalRank[s.i]!),
+        denseRank: Math.log2(1 + denseRank[s.i]!),
+      },
+    };
+  });
+}
+
+/** 1 + the number of strictly larger values: equal values share a rank, so twins tie. */
+export function competitionRanks(values: number[]): number[] {
+  const sorted = [...values].sort((a, b) => b - a);
+  return values.map((v) => {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid]! > v) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo + 1;
+  });
+}
+
+/** Largest |gap| the calibration reads: beyond it the evidence no longer grows. */
+export const GAP_CAP = 4;
+
+const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
+
+/** The ranking score of a row: Σ weight·feature (no bias: only differences matter). */
+export function rankingScore(ranker: LinearRanker, features: Record<string, number>): number {
+  let s = 0;
+  for (let i = 0; i < ranker.features.length; i++)
+    s += ranker.weights[i]! * (features[ranker.features[i]!] ?? 0);
+  return s;
+}
+
+/**
+ * For each row: its ranking score minus the best score of a row with a different
+ * question (capped to ±GAP_CAP; GAP_CAP when no other question competes). Answers to
+ * the same question do not compete with each other; other questions do.
+ */
+export function competitorGaps(rows: { question: string; score: number }[]): number[] {
+  return rows.map((r) => {
+    let best = -Infinity;
+    for (const o of rows) if (o.question !== r.question && o.score > best) best = o.score;
+    const gap = best === -Infinity ? GAP_CAP : r.score - best;
+    return Math.min(GAP_CAP, Math.max(-GAP_CAP, gap));
+  });
+}
+
+/** P(relevant) from a ranking score and its competitor gap. */
+export function calibrated(stage: RerankStage, score: number, gap: number): number {
+  const c = stage.calibration;
+  return sigmoid(c.bias + c.score * score + c.gap * gap);
+}
+
+/** Rescores feature rows with the model; best first, ties by entry id, at most `limit`. */
+export function rerank(
+  model: RerankModel,
+  rows: FeatureRow[],
+  hasDense: boolean,
+  limit: number,
+): RankedEntry[] {
+  const stage = hasDense ? model.hybrid : model.lexicalOnly;
+  const scored = rows.map((r) => ({
+    question: r.candidate.entry.question,
+    score: rankingScore(stage.ranker, r.features),
+  }));
+  const gaps = competitorGaps(scored);
+  return rows
+    .map((r, i) => ({
+      candidate: r.candidate,
+      score: round6(calibrated(stage, scored[i]!.score, gaps[i]!)),
+    }))
+    .filter((r) => r.score >= MIN_SCORE)
+    .sort((a, b) => b.score - a.score || compareIds(a.candidate.entry.id, b.candidate.entry.id))
+    .slice(0, limit);
+}
+
+/** Checks a model read from JSON: known features, finite weights, one weight per feature. */
+export function checkRerankModel(raw: unknown): RerankModel {
+  const m = raw as Partial<RerankModel>;
+  if (!m || typeof m !== 'object' || !Number.isInteger(m.depth) || (m.depth ?? 0) < 1)
+    throw new Error('rerank model: depth must be a positive integer');
+  for (const key of ['hybrid', 'lexicalOnly'] as const) checkStage(m[key], `rerank model ${key}`);
+  return m as RerankModel;
+}
+
+function checkStage(raw: unknown, what: string): void {
+  const stage = raw as Partial<RerankStage> | undefined;
+  const c = stage?.calibration;
+  if (!isLinear(stage?.ranker))
+    throw new Error(`${what}: the ranker needs known features with one finite weight each`);
+  if (!c || ![c.bias, c.score, c.gap].every(Number.isFinite))
+    throw new Error(`${what}: the calibration needs finite bias, score and gap`);
+}
+
+function isLinear(raw: Partial<LinearRanker> | undefined): boolean {
+  const known = new Set<string>(RERANK_FEATURES);
+  return (
+    raw !== undefined &&
+    Array.isArray(raw.features) &&
+    Array.isArray(raw.weights) &&
+    raw.features.length === raw.weights.length &&
+    raw.features.every((f) => known.has(f)) &&
+    raw.weights.every(Number.isFinite)
+  );
+}

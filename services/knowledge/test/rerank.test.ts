@@ -1,0 +1,152 @@
+// The second search stage (reranking + calibrated scores) and the learners that fit it.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { checkConfidenceModel } from '../../answers/src/domain/confidence.js';
+import {
+  calibrated,
+  checkRerankModel,
+  competitionRanks,
+  competitorGaps,
+  GAP_CAP,
+} from '../src/domain/rerank.js';
+import { RERANK_MODEL } from '../src/domain/rerank-model.js';
+import { fitListwise } from '../src/eval/listwise-fit.js';
+import { fitLogistic, groupFolds } from '../src/eval/logistic-fit.js';
+import { ENTRIES, tempDir } from './support/fixtures.js';
+
+describe('reranking', () => {
+  test('when values tie, then they share a competition rank', () => {
+    assert.deepEqual(competitionRanks([0.5, 0.9, 0.5, 0.1]), [2, 1, 2, 4]);
+  });
+
+  test('when answers share a question, then they do not compete with each other', () => {
+    const gaps = competitorGaps([
+      { question: 'A', score: 3 },
+      { question: 'A', score: 2.5 },
+      { question: 'B', score: 1 },
+    ]);
+    assert.deepEqual(gaps, [2, 1.5, -2]);
+    assert.deepEqual(competitorGaps([{ question: 'A', score: 1 }]), [GAP_CAP]);
+  });
+
+  test('when the shipped model is loaded, then its calibration keeps the ranker order (monotone in score and gap)', () => {
+    for (const stage of [RERANK_MODEL.hybrid, RERANK_MODEL.lexicalOnly]) {
+      assert.ok(stage.calibration.score >= 0 && stage.calibration.gap > 0);
+      let previous = 0;
+      for (let s = -2; s <= 2; s += 0.25) {
+        const p = calibrated(stage, s, s);
+        assert.ok(p >= previous && p > 0 && p < 1, `p ${p} at ${s}`);
+        previous = p;
+      }
+    }
+  });
+
+  test('when a model file is malformed, then loading it fails with a clear message', () => {
+    assert.throws(() => checkRerankModel({ depth: 0 }), /depth/);
+    const stage = {
+      ranker: { features: ['lexical', 'nope'], weights: [1, 1] },
+      calibration: { bias: 0, score: 1, gap: 1 },
+    };
+    assert.throws(
+      () => checkRerankModel({ depth: 20, hybrid: stage, lexicalOnly: stage }),
+      /known features/,
+    );
+  });
+});
+
+describe('fitting', () => {
+  test('when relevance follows one feature, then the listwise ranker weighs it positively and ignores noise', () => {
+    let seed = 42;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const lists = Array.from({ length: 60 }, () => {
+      const x = Array.from({ length: 8 }, () => [random(), random()]);
+      const best = x.reduce((b, v, i) => (v[0]! > x[b]![0]! ? i : b), 0);
+      return { x, relevant: x.map((_, i) => i === best) };
+    });
+    const [signal, noise] = fitListwise(lists);
+    assert.ok(signal! > 3 * Math.abs(noise!), `weights ${signal}, ${noise}`);
+  });
+
+  test('when outcomes follow a feature, then logistic regression recovers the sign', () => {
+    const samples = Array.from({ length: 200 }, (_, i) => {
+      const x = (i % 20) / 20;
+      return { x: [x], y: (x > 0.5 ? 1 : 0) as 0 | 1, group: String(i % 7) };
+    });
+    const fitted = fitLogistic(samples, { l2: 0.1 });
+    assert.ok(fitted.weights[0]! > 1);
+  });
+
+  test('when folds are assigned, then every group lies in exactly one fold and all folds are used', () => {
+    const groups = Array.from({ length: 50 }, (_, i) => `t${i % 10}`);
+    const folds = groupFolds(groups, 5);
+    assert.equal(folds.size, 10);
+    assert.deepEqual([...new Set(folds.values())].sort(), [0, 1, 2, 3, 4]);
+  });
+
+  test('when the fitting script runs on a tiny labelled file, then it writes models that load', async () => {
+    const dir = tempDir('fit-confidence-');
+    try {
+      const corpus = ENTRIES.map((e, i) => ({
+        faq_id: e.id,
+        thread_id: `t${i}`,
+        question: e.question,
+        answer: e.answer,
+      }));
+      const asked: [string, string][] = [
+        ['reset-password', 'I forgot my password, how do I get a new one?'],
+        ['reset-password', 'password reset link'],
+        ['export-csv', 'export tickets as a spreadsheet'],
+        ['export-csv', 'can I download my tickets in csv'],
+        ['delete-account', 'close my account for good'],
+        ['delete-account', 'how to remove the account'],
+        ['invite-teammates', 'add a colleague to the workspace'],
+        ['invite-teammates', 'invite people by email'],
+        ['api-rate-limits', 'how many API calls per minute'],
+        ['api-rate-limits', 'I get 429 errors from the API'],
+        ['two-factor', 'enable 2FA with an authenticator app'],
+        ['billing-invoices', 'where are my invoices as PDF'],
+      ];
+      const queries = asked.map(([id, text], i) => ({
+        query_id: `q${i}`,
+        thread_id: corpus.find((c) => c.faq_id === id)!.thread_id,
+        text,
+      }));
+      const qrels = asked.map(([id], i) => ({ query_id: `q${i}`, faq_id: id, relevance: 1 }));
+      const write = (name: string, rows: unknown[]) => {
+        writeFileSync(join(dir.path, name), rows.map((r) => JSON.stringify(r)).join('\n'));
+        return join(dir.path, name);
+      };
+      const files = [
+        write('corpus.jsonl', corpus),
+        write('queries.jsonl', queries),
+        write('qrels.jsonl', qrels),
+      ];
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'scripts/fit-confidence.ts',
+          ...files,
+          '--folds',
+          '3',
+          '--out',
+          dir.path,
+        ],
+        { cwd: new URL('../../..', import.meta.url).pathname },
+      );
+      assert.match(stdout, /cross-validated by group/);
+      const read = (name: string) => JSON.parse(readFileSync(join(dir.path, name), 'utf8'));
+      const rerank = checkRerankModel(read('rerank-model.json'));
+      assert.equal(rerank.depth, 20);
+      const confidence = checkConfidenceModel(read('confidence-model.json'));
+      assert.ok(confidence.relevanceFloor > 0);
+    } finally {
+      dir.remove();
+    }
+  });
+});
