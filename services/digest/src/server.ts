@@ -5,6 +5,8 @@ import { createLogger, serveMetrics, startGrpcServer, type Logger } from '@suppo
 import { digest } from '@support-agent/proto';
 import { llmConfigured, metricsPort, scheduleOffset, type DigestConfig } from './config.js';
 import { buildDigest, type BuildDigestDeps, type DigestSettings } from './domain/build-digest.js';
+import { ANCHOR_TEMPERATURE } from './domain/kb-anchoring.js';
+import { PROFILE_WEIGHT } from './domain/cluster-topics.js';
 import type { DigestRepository, TicketEventSource } from './domain/ports.js';
 import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
 import { JsonlTicketEvents } from './data-access/jsonl-ticket-events.js';
@@ -155,8 +157,11 @@ export async function start(
 export function digestSettings(config: DigestConfig): DigestSettings {
   return {
     topTopics: config.DIGEST_TOP_TOPICS,
-    checkedTopics: config.DIGEST_CHECKED_TOPICS,
+    unansweredListed: config.DIGEST_CHECKED_TOPICS,
     kbScoreFloor: config.DIGEST_KB_SCORE_FLOOR,
+    searchDepth: config.DIGEST_SEARCH_DEPTH,
+    anchorTemperature: ANCHOR_TEMPERATURE,
+    profileWeight: PROFILE_WEIGHT,
     maxTickets: config.DIGEST_MAX_TICKETS,
     thresholds: {
       override: config.DIGEST_TOPIC_THRESHOLD,
@@ -165,7 +170,7 @@ export function digestSettings(config: DigestConfig): DigestSettings {
       dense: config.DIGEST_TOPIC_THRESHOLD_DENSE,
     },
     llmTimeoutMs: config.DIGEST_LLM_TIMEOUT_MS,
-    searchConcurrency: 4,
+    searchConcurrency: config.DIGEST_SEARCH_CONCURRENCY,
   };
 }
 
