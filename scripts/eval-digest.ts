@@ -17,7 +17,8 @@
 // Stack: BASE_URL, ADMIN_URL and ADMIN_TOKEN point it at a running stack; otherwise it starts
 // one of its own on free ports (embedded adapters, or with --real throwaway MariaDB, Redis and
 // NATS, or the MYSQL_URL / REDIS_URL / NATS_URL given) and passes `--floor` to the digest as
-// DIGEST_KB_SCORE_FLOOR. Evaluation data is only read, never copied into the product.
+// DIGEST_KB_SCORE_FLOOR, and any DIGEST_* variable of its environment as is.
+// Evaluation data is only read, never copied into the product.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -353,6 +354,12 @@ async function openTarget(): Promise<{ target: Target; close(): Promise<void>; m
     dir,
     ...defined,
     env: {
+      // DIGEST_* settings of this environment reach the digest (e.g. DIGEST_TOPIC_THRESHOLD).
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(
+          (e): e is [string, string] => e[0].startsWith('DIGEST_') && e[1] !== undefined,
+        ),
+      ),
       DIGEST_SCHEDULER_ENABLED: 'false',
       ...(args.floor !== undefined ? { DIGEST_KB_SCORE_FLOOR: args.floor } : {}),
     },

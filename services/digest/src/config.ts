@@ -118,7 +118,7 @@ export const configSchema = z
      * then join with half of it); below, questions are clustered as unanswered. The one knob to
      * retune when knowledge's scores change: `npm run eval:digest -- --floor <x>`.
      */
-    DIGEST_KB_SCORE_FLOOR: unit(0.6),
+    DIGEST_KB_SCORE_FLOOR: unit(0.7),
     /** KB hits per question taken as its candidate topics. */
     DIGEST_SEARCH_DEPTH: int(1, 20, 10),
     /** KB searches in flight at once while a digest is built. */

@@ -14,7 +14,6 @@
  */
 
 export interface ClusterItem {
-  text: string;
   vector: ArrayLike<number>;
   /** Score of each KB topic the question retrieved (empty when none or not searched). */
   profile: ReadonlyMap<string, number>;
@@ -41,8 +40,6 @@ export interface Topic {
   members: number[];
   /** Index into the seeds of the anchored seed this topic grew from, if any. */
   seed: number | undefined;
-  /** The most central member (closest to the group's mean; shortest text on ties). */
-  central: number;
   /** Sum of the members' weights: the number of tickets. */
   size: number;
 }
@@ -110,13 +107,7 @@ export async function clusterTopics(
   );
   const all = [...merged, ...clustered.slice(MAX_AGGLOMERATIVE_GROUPS)];
 
-  const topics = all.map((g) => toTopic(g, items, units, profiles, link));
-  return topics.sort(
-    (a, b) =>
-      b.size - a.size ||
-      compareText(items[a.central]!.text, items[b.central]!.text) ||
-      a.members[0]! - b.members[0]!,
-  );
+  return all.map(toTopic).sort((a, b) => b.size - a.size || a.members[0]! - b.members[0]!);
 }
 
 type Link = (a: Group, b: Group) => number;
@@ -230,38 +221,8 @@ async function leaderPass(
   return kept.sort((a, b) => b.weight - a.weight || a.members[0]! - b.members[0]!);
 }
 
-function toTopic(
-  g: Group,
-  items: ClusterItem[],
-  units: Float64Array[],
-  profiles: Map<string, number>[],
-  link: Link,
-): Topic {
-  let central = -1;
-  let bestSim = -Infinity;
-  for (const m of g.members) {
-    const single = emptyGroup(g.vector.length, undefined);
-    addItem(single, m, units[m]!, profiles[m]!, 1);
-    const s = link(g, single);
-    const text = items[m]!.text;
-    if (
-      central < 0 ||
-      s > bestSim + TIE_EPSILON ||
-      (Math.abs(s - bestSim) <= TIE_EPSILON &&
-        (codePoints(text) < codePoints(items[central]!.text) ||
-          (codePoints(text) === codePoints(items[central]!.text) &&
-            compareText(text, items[central]!.text) < 0)))
-    ) {
-      central = m;
-      bestSim = Math.max(s, bestSim);
-    }
-  }
-  return {
-    members: [...g.members].sort((x, y) => x - y),
-    seed: g.seed,
-    central,
-    size: g.weight,
-  };
+function toTopic(g: Group): Topic {
+  return { members: [...g.members].sort((x, y) => x - y), seed: g.seed, size: g.weight };
 }
 
 function emptyGroup(dims: number, seed: number | undefined): Group {
@@ -322,14 +283,4 @@ export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let s = 0;
   for (let d = 0; d < a.length; d++) s += a[d]! * b[d]!;
   return s;
-}
-
-function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '@support-agent/shared';
-import { clusterTopics, type SeedGroup } from './cluster-topics.js';
-import { anchorQuestions, type AnchoredTopic } from './kb-anchoring.js';
+import { clusterTopics, dot, type SeedGroup } from './cluster-topics.js';
+import { anchorQuestions, groupAnchor, type AnchoredTopic } from './kb-anchoring.js';
 import type { Embedder, KbHit, KnowledgeSearch, WeekTicket } from './ports.js';
 import { oneLine, questionKey, truncate } from './text.js';
 import type { IdentityDraft } from './week-over-week.js';
@@ -103,7 +103,6 @@ export async function groupWeek(
   ];
   const clustered = await clusterTopics(
     questions.map((q, i) => ({
-      text: q.text,
       vector: vectors[i]!,
       profile: anchoring.candidates[i]!,
       weight: q.tickets.length,
@@ -123,16 +122,48 @@ export async function groupWeek(
     'topics grouped',
   );
 
-  const topics = clustered.map((t) => ({
-    anchor: t.seed !== undefined ? anchoring.anchored[t.seed] : undefined,
-    questions: t.members.map((i) => questions[i]!),
-    central: questions[t.central]!,
-    size: t.size,
-    centroid: meanUnit(
-      t.members.map((i) => vectors[i]!),
-      t.members.map((i) => questions[i]!.tickets.length),
-    ),
-  }));
+  // A cluster of questions that were not confident alone may be together: anchored on the KB
+  // topic their combined evidence reaches the floor for (joining it if it is already a topic).
+  const byKey = new Map<string, { anchor: AnchoredTopic; members: number[] }>();
+  const unanswered: number[][] = [];
+  for (const t of clustered) {
+    const seeded = t.seed !== undefined ? anchoring.anchored[t.seed] : undefined;
+    const key =
+      seeded?.key ??
+      (kbChecked ? groupAnchor(t.members, anchoring.candidates, settings.kbScoreFloor) : undefined);
+    const known = key !== undefined ? byKey.get(key) : undefined;
+    if (key === undefined) unanswered.push(t.members);
+    else if (known) known.members.push(...t.members);
+    else
+      byKey.set(key, {
+        anchor: seeded ?? anchoring.topicOf(key, t.members)!,
+        members: [...t.members],
+      });
+  }
+  const topic = (anchor: AnchoredTopic | undefined, members: number[]): GroupedTopic => {
+    const sorted = [...members].sort((a, b) => a - b);
+    const weights = sorted.map((i) => questions[i]!.tickets.length);
+    const centroid = meanUnit(
+      sorted.map((i) => vectors[i]!),
+      weights,
+    );
+    return {
+      anchor: anchor && { ...anchor, members: sorted },
+      questions: sorted.map((i) => questions[i]!),
+      central: questions[mostCentral(sorted, vectors, centroid, questions)]!,
+      size: weights.reduce((a, b) => a + b, 0),
+      centroid,
+    };
+  };
+  const topics = [
+    ...[...byKey.values()].map((g) => topic(g.anchor, g.members)),
+    ...unanswered.map((m) => topic(undefined, m)),
+  ].sort(
+    (a, b) =>
+      b.size - a.size ||
+      compareText(titleOf(a), titleOf(b)) ||
+      a.questions[0]!.tickets[0]!.ticketId - b.questions[0]!.tickets[0]!.ticketId,
+  );
   return { topics, kbChecked, fingerprint, threshold };
 }
 
@@ -217,6 +248,31 @@ async function searchQuestions(
     }
   });
   return failed ? undefined : out;
+}
+
+/** The member closest to the centroid; the shortest text, then the first in order, on ties. */
+function mostCentral(
+  members: number[],
+  vectors: ArrayLike<number>[],
+  centroid: Float64Array,
+  questions: Question[],
+): number {
+  let best = members[0]!;
+  let bestSim = -Infinity;
+  for (const m of members) {
+    const v = unit(Float64Array.from(vectors[m]!));
+    const s = dot(v, centroid);
+    const shorter = [...questions[m]!.text].length < [...questions[best]!.text].length;
+    if (s > bestSim + 1e-9 || (Math.abs(s - bestSim) <= 1e-9 && shorter)) {
+      best = m;
+      bestSim = Math.max(s, bestSim);
+    }
+  }
+  return best;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function meanUnit(vectors: ArrayLike<number>[], weights: number[]): Float64Array {

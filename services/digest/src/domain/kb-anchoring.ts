@@ -11,13 +11,13 @@ import { questionKey } from './text.js';
  *    other questions as evidence: a mixture model whose weights are fitted by EM
  *    (r(q,c) ∝ π_c · exp(score(q,c) / T), π_c = Σ_q tickets(q) · r(q,c)), so a paraphrase
  *    whose best hit is off by a little joins the entry its siblings clearly match.
- * 3. Confidence: a KB topic is confirmed when one of its questions matches it at or above
- *    the floor (DIGEST_KB_SCORE_FLOOR), or triage answered one of its tickets automatically
- *    (answers' own confidence judged the KB sufficient); a question then joins it when its
- *    own match reaches half the floor (the confirmed topic lends it confidence). Everything
- *    else is left to the clustering of unanswered questions.
+ * 3. Confidence: the questions anchored on a KB topic are evidence that it answers them;
+ *    the topic is confirmed when 1 − Π(1 − score) over its distinct questions reaches the
+ *    floor (DIGEST_KB_SCORE_FLOOR), or triage answered one of its tickets automatically
+ *    (answers' own confidence judged the KB sufficient). A question joins a confirmed topic
+ *    when its own match reaches half the floor. Everything else is left to the clustering
+ *    of unanswered questions, whose clusters are judged the same way (groupAnchor).
  */
-
 export interface AnchorQuestion {
   /** Tickets that asked it. */
   weight: number;
@@ -46,6 +46,8 @@ export interface Anchoring {
   anchored: AnchoredTopic[];
   /** Questions with no confident anchor, ascending. */
   leftovers: number[];
+  /** The KB topic of a key any question retrieved, with the given members. */
+  topicOf(key: string, members: number[]): AnchoredTopic | undefined;
 }
 
 export interface AnchorSettings {
@@ -65,7 +67,7 @@ const EM_MAX_ITERATIONS = 50;
 const EM_TOLERANCE = 1e-6;
 
 export function anchorQuestions(questions: AnchorQuestion[], settings: AnchorSettings): Anchoring {
-  const entries = new Map<string, { question: string; best: KbHit; minId: string }>();
+  const entries = new Map<string, KbTopicEntries>();
   const candidates = questions.map((q) => {
     const byKey = new Map<string, number>();
     for (const hit of q.hits ?? []) {
@@ -87,13 +89,16 @@ export function anchorQuestions(questions: AnchorQuestion[], settings: AnchorSet
     settings.temperature,
   );
 
-  // A topic is confirmed by its strongest member or by an automatic answer.
-  const confirmed = new Set<string>();
+  // A topic is confirmed by the combined evidence of its questions or by an automatic answer.
+  const evidence = new Map<string, number[]>();
   anchors.forEach((key, i) => {
     if (key === undefined) return;
-    if (candidates[i]!.get(key)! >= settings.floor || questions[i]!.autoAnswered)
-      confirmed.add(key);
+    const score = questions[i]!.autoAnswered ? 1 : candidates[i]!.get(key)!;
+    evidence.set(key, [...(evidence.get(key) ?? []), score]);
   });
+  const confirmed = new Set(
+    [...evidence].filter(([, scores]) => noisyOr(scores) >= settings.floor).map(([key]) => key),
+  );
   const members = new Map<string, number[]>();
   const leftovers: number[] = [];
   anchors.forEach((key, i) => {
@@ -106,12 +111,59 @@ export function anchorQuestions(questions: AnchorQuestion[], settings: AnchorSet
     else members.set(key, [...(members.get(key) ?? []), i]);
   });
 
-  const anchored = [...members].map(([key, m]) => {
-    const e = entries.get(key)!;
-    return { key, question: e.question, best: e.best, canonicalEntryId: e.minId, members: m };
-  });
+  const anchored = [...members].map(([key, m]) => kbTopic(entries, key, m));
   anchored.sort((a, b) => a.members[0]! - b.members[0]!);
-  return { candidates, anchored, leftovers };
+  return {
+    candidates,
+    anchored,
+    leftovers,
+    topicOf: (key, m) => (entries.has(key) ? kbTopic(entries, key, m) : undefined),
+  };
+}
+
+/**
+ * The KB topic a group of questions (e.g. a cluster of unanswered ones) points to, when
+ * their combined evidence reaches the floor: the candidate with the most evidence,
+ * 1 − Π(1 − score) over the group's questions.
+ */
+export function groupAnchor(
+  members: number[],
+  candidates: Array<Map<string, number>>,
+  floor: number,
+): string | undefined {
+  const scores = new Map<string, number[]>();
+  for (const i of members)
+    for (const [key, s] of candidates[i]!) scores.set(key, [...(scores.get(key) ?? []), s]);
+  let best: string | undefined;
+  let bestConfidence = -1;
+  for (const [key, list] of [...scores].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const c = noisyOr(list);
+    if (c > bestConfidence + 1e-12) {
+      best = key;
+      bestConfidence = c;
+    }
+  }
+  return best !== undefined && bestConfidence >= floor ? best : undefined;
+}
+
+/** Probability that at least one piece of evidence holds, taking them as independent. */
+function noisyOr(scores: number[]): number {
+  return 1 - scores.reduce((p, s) => p * (1 - Math.min(1, Math.max(0, s))), 1);
+}
+
+interface KbTopicEntries {
+  question: string;
+  best: KbHit;
+  minId: string;
+}
+
+function kbTopic(
+  entries: Map<string, KbTopicEntries>,
+  key: string,
+  members: number[],
+): AnchoredTopic {
+  const e = entries.get(key)!;
+  return { key, question: e.question, best: e.best, canonicalEntryId: e.minId, members };
 }
 
 /**
