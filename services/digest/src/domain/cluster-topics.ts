@@ -31,7 +31,7 @@ export interface SeedGroup {
 export interface ClusterOptions {
   /** Average-linkage similarity at or above which two groups merge. */
   threshold: number;
-  /** Share of the hit-profile similarity in the mix (0 = embeddings only). */
+  /** Share of the hit-profile similarity for pairs that both have one (0 = embeddings only). */
   profileWeight: number;
 }
 
@@ -74,6 +74,8 @@ interface Group {
   weight: number;
   /** Σ weight · unit embedding. */
   vector: Float64Array;
+  /** The same over the members that have a KB hit profile. */
+  profiledVector: Float64Array;
   /** Σ weight · unit profile. */
   profile: Map<string, number>;
 }
@@ -112,13 +114,21 @@ export async function clusterTopics(
 
 type Link = (a: Group, b: Group) => number;
 
-/** Weighted average of the pairwise similarities between two groups' members. */
+/**
+ * Weighted average of the pairwise similarities between two groups' members, where a
+ * pair's similarity is (1 − w)·embedding + w·profile cosine when both have a KB hit
+ * profile, and the embedding cosine alone otherwise (no hits is no evidence either way).
+ * As sums: [E_a·E_b − w·(Ep_a·Ep_b) + w·(P_a·P_b)] / (W_a·W_b).
+ */
 function linkage(profileWeight: number): Link {
   return (a, b) => {
     if (a.seed !== undefined && b.seed !== undefined) return -Infinity;
-    const embedding = dot(a.vector, b.vector);
-    const profile = profileWeight > 0 ? sparseDot(a.profile, b.profile) : 0;
-    return ((1 - profileWeight) * embedding + profileWeight * profile) / (a.weight * b.weight);
+    let s = dot(a.vector, b.vector);
+    if (profileWeight > 0 && a.profile.size > 0 && b.profile.size > 0) {
+      s +=
+        profileWeight * (sparseDot(a.profile, b.profile) - dot(a.profiledVector, b.profiledVector));
+    }
+    return s / (a.weight * b.weight);
   };
 }
 
@@ -226,7 +236,14 @@ function toTopic(g: Group): Topic {
 }
 
 function emptyGroup(dims: number, seed: number | undefined): Group {
-  return { members: [], seed, weight: 0, vector: new Float64Array(dims), profile: new Map() };
+  return {
+    members: [],
+    seed,
+    weight: 0,
+    vector: new Float64Array(dims),
+    profiledVector: new Float64Array(dims),
+    profile: new Map(),
+  };
 }
 
 function addItem(
@@ -239,13 +256,18 @@ function addItem(
   g.members.push(index);
   g.weight += weight;
   for (let d = 0; d < unit.length; d++) g.vector[d]! += weight * unit[d]!;
+  if (profile.size === 0) return;
+  for (let d = 0; d < unit.length; d++) g.profiledVector[d]! += weight * unit[d]!;
   for (const [key, v] of profile) g.profile.set(key, (g.profile.get(key) ?? 0) + weight * v);
 }
 
 function mergeInto(into: Group, from: Group): void {
   into.members.push(...from.members);
   into.weight += from.weight;
-  for (let d = 0; d < into.vector.length; d++) into.vector[d]! += from.vector[d]!;
+  for (let d = 0; d < into.vector.length; d++) {
+    into.vector[d]! += from.vector[d]!;
+    into.profiledVector[d]! += from.profiledVector[d]!;
+  }
   for (const [key, v] of from.profile) into.profile.set(key, (into.profile.get(key) ?? 0) + v);
 }
 

@@ -91,11 +91,11 @@ function whatChanged(s: DigestSummary): string[] {
     const falling = s.topics.filter((t) => t.trend === 'falling');
     out.push(`- **New:** ${named(fresh, (t) => plural(t.tickets, 'ticket'))}`);
     out.push(
-      `- **Rising:** ${named(rising, (t) => `${t.tickets} tickets, last week ${t.lastWeekTickets}`)}`,
+      `- **Rising:** ${named(rising, (t) => `${plural(t.tickets, 'ticket')}, last week ${t.lastWeekTickets}`)}`,
     );
     if (falling.length > 0)
       out.push(
-        `- **Falling:** ${named(falling, (t) => `${t.tickets} tickets, last week ${t.lastWeekTickets}`)}`,
+        `- **Falling:** ${named(falling, (t) => `${plural(t.tickets, 'ticket')}, last week ${t.lastWeekTickets}`)}`,
       );
   }
   const answeredTickets = s.topics.filter((t) => t.answered).reduce((n, t) => n + t.tickets, 0);
