@@ -106,7 +106,7 @@ export const configSchema = z
      */
     DIGEST_TOPIC_THRESHOLD: z.coerce.number().min(0).max(1).optional(),
     DIGEST_TOPIC_THRESHOLD_LEXICAL: unit(0.3),
-    DIGEST_TOPIC_THRESHOLD_HASHED: unit(0.3),
+    DIGEST_TOPIC_THRESHOLD_HASHED: unit(0.25),
     /** Not measured here (no learned model runs in this environment): dense cosines run higher. */
     DIGEST_TOPIC_THRESHOLD_DENSE: unit(0.5),
     /** Topics shown with their answers. */

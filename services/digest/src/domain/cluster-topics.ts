@@ -74,8 +74,9 @@ interface Group {
   weight: number;
   /** Σ weight · unit embedding. */
   vector: Float64Array;
-  /** The same over the members that have a KB hit profile. */
+  /** The same over the members that have a KB hit profile, and their weight. */
   profiledVector: Float64Array;
+  profiledWeight: number;
   /** Σ weight · unit profile. */
   profile: Map<string, number>;
 }
@@ -123,10 +124,15 @@ type Link = (a: Group, b: Group) => number;
 function linkage(profileWeight: number): Link {
   return (a, b) => {
     if (a.seed !== undefined && b.seed !== undefined) return -Infinity;
-    let s = dot(a.vector, b.vector);
+    const embedding = dot(a.vector, b.vector);
+    let s = embedding;
     if (profileWeight > 0 && a.profile.size > 0 && b.profile.size > 0) {
-      s +=
-        profileWeight * (sparseDot(a.profile, b.profile) - dot(a.profiledVector, b.profiledVector));
+      // When every member has a profile (the usual case) the profiled sums are the sums.
+      const both =
+        a.profiledWeight === a.weight && b.profiledWeight === b.weight
+          ? embedding
+          : dot(a.profiledVector, b.profiledVector);
+      s += profileWeight * (sparseDot(a.profile, b.profile) - both);
     }
     return s / (a.weight * b.weight);
   };
@@ -242,6 +248,7 @@ function emptyGroup(dims: number, seed: number | undefined): Group {
     weight: 0,
     vector: new Float64Array(dims),
     profiledVector: new Float64Array(dims),
+    profiledWeight: 0,
     profile: new Map(),
   };
 }
@@ -257,6 +264,7 @@ function addItem(
   g.weight += weight;
   for (let d = 0; d < unit.length; d++) g.vector[d]! += weight * unit[d]!;
   if (profile.size === 0) return;
+  g.profiledWeight += weight;
   for (let d = 0; d < unit.length; d++) g.profiledVector[d]! += weight * unit[d]!;
   for (const [key, v] of profile) g.profile.set(key, (g.profile.get(key) ?? 0) + weight * v);
 }
@@ -264,6 +272,7 @@ function addItem(
 function mergeInto(into: Group, from: Group): void {
   into.members.push(...from.members);
   into.weight += from.weight;
+  into.profiledWeight += from.profiledWeight;
   for (let d = 0; d < into.vector.length; d++) {
     into.vector[d]! += from.vector[d]!;
     into.profiledVector[d]! += from.profiledVector[d]!;
