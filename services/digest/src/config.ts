@@ -100,9 +100,11 @@ export const configSchema = z
     /** `auto`: knowledge's EmbeddingsService, falling back to the built-in lexical embeddings; `lexical`: built-in only. */
     DIGEST_EMBEDDINGS: z.enum(['auto', 'lexical']).default('auto'),
     /**
-     * Average-linkage similarity (half embedding cosine, half KB hit-profile cosine) at which
-     * questions and topics merge; unset = a default per vector space. 0.3 for the built-in
-     * spaces: the best pairwise F1 on the StackFAQ dev weeks (docs/answer-quality.md).
+     * Average-linkage similarity (half embedding cosine, half KB hit-profile cosine; the
+     * embedding alone without hits) at which questions and topics merge; unset = a default per
+     * vector space, each the best pairwise F1 on the StackFAQ dev weeks (docs/answer-quality.md):
+     * 0.25 with knowledge's hashed embeddings, 0.3 for the built-in lexical ones (used when
+     * knowledge is down, so embeddings alone).
      */
     DIGEST_TOPIC_THRESHOLD: z.coerce.number().min(0).max(1).optional(),
     DIGEST_TOPIC_THRESHOLD_LEXICAL: unit(0.3),
@@ -114,9 +116,10 @@ export const configSchema = z
     /** Unanswered topics listed in the Markdown, biggest first (the rest are counted). */
     DIGEST_CHECKED_TOPICS: int(1, 200, 25),
     /**
-     * A question whose KB match scores at least this anchors the match's topic (its paraphrases
-     * then join with half of it); below, questions are clustered as unanswered. The one knob to
-     * retune when knowledge's scores change: `npm run eval:digest -- --floor <x>`.
+     * Confidence a KB topic needs to anchor the week's questions: 1 − Π(1 − score) over the
+     * questions that match it best (a question then joins with half of it); the rest are
+     * clustered as unanswered. The one knob to retune when knowledge's scores change:
+     * `npm run eval:digest -- --floor <x>` (docs/answer-quality.md).
      */
     DIGEST_KB_SCORE_FLOOR: unit(0.7),
     /** KB hits per question taken as its candidate topics. */

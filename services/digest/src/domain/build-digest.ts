@@ -16,13 +16,7 @@ import {
   type GroupingSettings,
 } from './group-week.js';
 import { isoWeekName, weekEndInstant, weekEndOf } from './iso-week.js';
-import type {
-  AggregateStore,
-  DigestStore,
-  StoredDigest,
-  TopicSummarizer,
-  WeekTicket,
-} from './ports.js';
+import type { AggregateStore, DigestStore, StoredDigest, TopicSummarizer } from './ports.js';
 import { previousWeekTopics } from './previous-week.js';
 import { renderDigestMarkdown } from './render-markdown.js';
 import { leadSentences, oneLine, truncate } from './text.js';
