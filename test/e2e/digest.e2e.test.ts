@@ -64,6 +64,9 @@ const UNRELATED = [
 ];
 const ORG_B_QUESTION = 'Zebrafish aquarium heater keeps tripping the breaker';
 
+/** The public body's fields, in order (DESIGN.md §3). */
+const PUBLIC_FIELDS = ['message', 'week_start', 'week_end', 'ticket_count', 'content'];
+
 const EMPTY_BODY =
   '{"message":"No FAQ digest has been generated yet.","week_start":null,"week_end":null,"ticket_count":0,"content":null}';
 
@@ -191,13 +194,7 @@ test("when a week's tickets are built into a digest, then GET /faq returns it wi
 
   const res = await faq(keyA);
   assert.equal(res.status, 200, res.text);
-  assert.deepEqual(Object.keys(res.json), [
-    'message',
-    'week_start',
-    'week_end',
-    'ticket_count',
-    'content',
-  ]);
+  assert.deepEqual(Object.keys(res.json), PUBLIC_FIELDS);
   assert.equal(res.json.message, `FAQ digest for ${weekStart} to ${weekEnd}`);
   assert.equal(res.json.week_start, weekStart);
   assert.equal(res.json.week_end, weekEnd);
@@ -297,13 +294,7 @@ test("when a second week is built after the first, then the digest leads with wh
   // Admins read the same back; the public response keeps its shape, with the Markdown.
   assert.deepEqual(await stack.admin('GET', `/admin/v1/orgs/${org}/digests/latest`), built);
   const res = await faq(key);
-  assert.deepEqual(Object.keys(res.json), [
-    'message',
-    'week_start',
-    'week_end',
-    'ticket_count',
-    'content',
-  ]);
+  assert.deepEqual(Object.keys(res.json), PUBLIC_FIELDS);
   assert.equal(res.json.content, md);
 });
 

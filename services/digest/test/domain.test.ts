@@ -1,13 +1,13 @@
-// Domain units: event folding, topic clustering, Markdown rendering, lexical embeddings.
+// Domain units: event folding, Markdown rendering, lexical embeddings (topics: topics.test.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyTicketEvent, type TicketAggregate } from '../src/domain/aggregate.js';
-import type { DigestSummary, SummaryTopic } from '../src/domain/digest-summary.js';
+import type { DigestSummary } from '../src/domain/digest-summary.js';
 import { parseTicketEvent, type TicketEvent } from '../src/domain/events.js';
 import { renderDigestMarkdown } from '../src/domain/render-markdown.js';
 import { stem } from '../src/data-access/lexical-embeddings.js';
 import { thresholdFor } from '../src/domain/build-digest.js';
-import { createdEvent, statusChangedEvent, triagedEvent } from './helpers.js';
+import { createdEvent, statusChangedEvent, summaryTopic, triagedEvent } from './helpers.js';
 
 function parse(e: unknown): TicketEvent {
   const parsed = parseTicketEvent(JSON.stringify(e));
@@ -94,19 +94,7 @@ describe('lexical embeddings and thresholds', () => {
 
 describe('digest Markdown', () => {
   const options = { topTopics: 2, unansweredListed: 1 };
-  const topic = (over: Partial<SummaryTopic>): SummaryTopic => ({
-    id: 'kb:e1',
-    title: 'How do I reset my password?',
-    answered: true,
-    tickets: 1,
-    lastWeekTickets: 0,
-    trend: undefined,
-    answeredAutomatically: 0,
-    examples: [],
-    answer: undefined,
-    ticketIds: [1],
-    ...over,
-  });
+  const topic = summaryTopic;
   const summary = (over: Partial<DigestSummary>): DigestSummary => ({
     version: 1,
     weekStart: '2026-11-09',

@@ -10,7 +10,7 @@ import type { KbHit, KnowledgeSearch, WeekTicket } from '../src/domain/ports.js'
 import { assignTopicIds, trendOf } from '../src/domain/week-over-week.js';
 import { LexicalEmbeddings } from '../src/data-access/lexical-embeddings.js';
 import { dot } from '../src/domain/cluster-topics.js';
-import { CSV_EXPORT, PASSWORD_RESET, SINGLETONS, testLogger } from './helpers.js';
+import { CSV_EXPORT, PASSWORD_RESET, SINGLETONS, summaryTopic, testLogger } from './helpers.js';
 
 const hit = (entryId: string, question: string, score: number): KbHit => ({
   entryId,
@@ -287,19 +287,8 @@ describe('topic identity and trends across weeks', () => {
     const n = Math.hypot(x, y);
     return Float64Array.from([x / n, y / n]);
   };
-  const previousTopic = (over: Partial<SummaryTopic>): SummaryTopic => ({
-    id: 'kb:old',
-    title: 'How can I reset my password?',
-    answered: true,
-    tickets: 4,
-    lastWeekTickets: 0,
-    trend: undefined,
-    answeredAutomatically: 0,
-    examples: [],
-    answer: undefined,
-    ticketIds: [],
-    ...over,
-  });
+  const previousTopic = (over: Partial<SummaryTopic>) =>
+    summaryTopic({ id: 'kb:old', title: 'How can I reset my password?', tickets: 4, ...over });
 
   it('when a topic was there last week, then it keeps its id (by KB question, or by the most similar unanswered cluster); otherwise it gets a fresh one', () => {
     const previous = {
