@@ -64,6 +64,9 @@ const UNRELATED = [
 ];
 const ORG_B_QUESTION = 'Zebrafish aquarium heater keeps tripping the breaker';
 
+/** The public body's fields, in order (DESIGN.md §3). */
+const PUBLIC_FIELDS = ['message', 'week_start', 'week_end', 'ticket_count', 'content'];
+
 const EMPTY_BODY =
   '{"message":"No FAQ digest has been generated yet.","week_start":null,"week_end":null,"ticket_count":0,"content":null}';
 
@@ -191,13 +194,7 @@ test("when a week's tickets are built into a digest, then GET /faq returns it wi
 
   const res = await faq(keyA);
   assert.equal(res.status, 200, res.text);
-  assert.deepEqual(Object.keys(res.json), [
-    'message',
-    'week_start',
-    'week_end',
-    'ticket_count',
-    'content',
-  ]);
+  assert.deepEqual(Object.keys(res.json), PUBLIC_FIELDS);
   assert.equal(res.json.message, `FAQ digest for ${weekStart} to ${weekEnd}`);
   assert.equal(res.json.week_start, weekStart);
   assert.equal(res.json.week_end, weekEnd);
@@ -232,6 +229,73 @@ test("when a week's tickets are built into a digest, then GET /faq returns it wi
 
   const plain = await faq(keyA, '/api/agent');
   assert.equal(plain.text, res.text, 'both prefixes are byte-identical');
+});
+
+test("when a second week is built after the first, then the digest leads with what changed: new and rising topics with both weeks' counts, in Markdown and in the admin JSON", async () => {
+  const org = 'dg-trend';
+  const key = await stack.orgWithKey(org);
+  await stack.admin('POST', `/admin/v1/orgs/${org}/kb/entries`, KB);
+  // Last week: two password tickets and an unrelated one, as the outbox wrote them then.
+  const lastMonday = addDays(weekStartOf(new Date()), -7);
+  const lastWeek = isoDate(lastMonday);
+  const earlier = [PASSWORD[1]!, PASSWORD[3]!, UNRELATED[0]!].map((q, i) =>
+    createdEnvelope(org, 4_000_000 + i, q, new Date(lastMonday.getTime() + 86_400_000 * (i + 1))),
+  );
+  await publishEvents(nats.url, earlier);
+  await waitFor(
+    async () => (await countedTickets(org, lastWeek)) === earlier.length,
+    30_000,
+    () => `last week's tickets of ${org} not counted`,
+  );
+  const first = await build(org, lastWeek);
+  assert.equal(first.ticket_count, 3);
+
+  // This week, through the API: the password question twice as often, CSV export for the first time.
+  await createTickets(key, [...PASSWORD, ...CSV]);
+  await waitForDigestToCatchUp(org, PASSWORD.length + CSV.length);
+  const built = await build(org);
+
+  type Topic = {
+    id: string;
+    title: string;
+    answered: boolean;
+    tickets: number;
+    last_week_tickets: number;
+    trend: string | null;
+    answer: { kind: string; kb_entry_id: string | null } | null;
+    ticket_ids: number[];
+  };
+  const summary = (
+    built as BuiltDigest & { summary: { last_week_ticket_count: number; topics: Topic[] } }
+  ).summary;
+  assert.equal(summary.last_week_ticket_count, 3);
+  const byId = new Map(summary.topics.map((t) => [t.id, t]));
+  const pw = byId.get('kb:pw-reset');
+  const csv = byId.get('kb:export-csv');
+  assert.ok(pw && csv, JSON.stringify(summary.topics.map((t) => [t.id, t.title])));
+  assert.deepEqual(
+    [pw.title, pw.tickets, pw.last_week_tickets, pw.trend, pw.answer?.kb_entry_id],
+    ['How do I reset my password?', 4, 2, 'rising', 'pw-reset'],
+  );
+  assert.deepEqual(
+    [csv.title, csv.tickets, csv.last_week_tickets, csv.trend],
+    ['How do I export tickets to CSV?', 3, 0, 'new'],
+  );
+  assert.equal(pw.ticket_ids.length, 4);
+  assert.equal(summary.topics.length, 2, 'nothing of last week that did not come back');
+
+  const md = built.content;
+  const changed = md.slice(md.indexOf('## What changed'), md.indexOf('## Top topics'));
+  assert.ok(md.indexOf('## What changed') > 0, md);
+  assert.match(changed, /\*\*New:\*\* How do I export tickets to CSV\? \(3 tickets\)/);
+  assert.match(changed, /\*\*Rising:\*\* How do I reset my password\? \(4 tickets, last week 2\)/);
+  assert.match(md, /\*\*Total tickets: 7\*\* \(7 tickets in 2 topics; last week 3 \(\+4\)\)/);
+
+  // Admins read the same back; the public response keeps its shape, with the Markdown.
+  assert.deepEqual(await stack.admin('GET', `/admin/v1/orgs/${org}/digests/latest`), built);
+  const res = await faq(key);
+  assert.deepEqual(Object.keys(res.json), PUBLIC_FIELDS);
+  assert.equal(res.json.content, md);
 });
 
 test('when NATS is down while tickets are created, then after it returns the digest counts every ticket exactly once, and duplicates change nothing', async () => {
@@ -378,12 +442,18 @@ test('when two digest replicas run the weekly schedule, then the due week is bui
   runs = await queryRows<Run>(db.url, 'SELECT * FROM digest_runs');
   assert.equal(runs.length, 1, JSON.stringify(runs));
   assert.equal(runs[0]!.attempts, 1);
-  assert.equal(runs[0]!.orgs_built, 1, 'only dg-sched had tickets last week');
+  const orgsLastWeek = await queryRows<{ org_id: string }>(
+    db.url,
+    'SELECT org_id FROM digest_weeks WHERE week_start = ? AND ticket_count > 0',
+    [lastWeek],
+  );
+  assert.ok(orgsLastWeek.some((r) => r.org_id === org));
+  assert.equal(runs[0]!.orgs_built, orgsLastWeek.length, 'every org with tickets last week, once');
   const scheduled = { trigger: 'schedule' };
   const builds =
     (await scrapeMetric(metricsPort, 'digest_builds_total', scheduled)) +
     (await scrapeMetric(replicaMetrics, 'digest_builds_total', scheduled));
-  assert.equal(builds, 1, 'one scheduled build across both replicas');
+  assert.equal(builds, orgsLastWeek.length, 'one scheduled build per org across both replicas');
   const finishedLogs = [primary.logs(), replica.logs()]
     .join('\n')
     .split('\n')

@@ -34,6 +34,8 @@ describe('digest service (MySQL + JetStream)', () => {
   let svc: RunningDigest;
   const orgA = newOrg('a');
   const orgB = newOrg('b');
+  const orgC = newOrg('c');
+  const orgD = newOrg('d');
   const lastWeek = lastCompleteWeek(new Date());
   const currentWeek = weekStartOf(new Date());
   const weekBefore = addDays(lastWeek, -7);
@@ -51,6 +53,12 @@ describe('digest service (MySQL + JetStream)', () => {
         answer:
           'Open the sign-in page and choose "Forgot password". We email you a reset link that is valid for one hour. Check your spam folder if it does not arrive.',
       },
+      ...[orgC, orgD].map((orgId) => ({
+        orgId,
+        id: 'kb-password',
+        question: 'How can I reset my password?',
+        answer: 'Choose "Forgot password" on the sign-in page.',
+      })),
       // Org B's KB must never answer org A's topics.
       {
         orgId: orgB,
@@ -144,22 +152,38 @@ describe('digest service (MySQL + JetStream)', () => {
       md,
       new RegExp(`^# FAQ digest: ${lastWeek} to ${addDays(lastWeek, 6)} \\(\\d{4}-W\\d{2}\\)`),
     );
-    assert.match(md, /\*\*Total tickets: 10\*\* \(10 tickets in 5 topics\)/);
-    // Topic 1: the four password paraphrases, answered from the KB.
-    assert.match(md, /### 1\. How do I reset my password\? \(4 tickets asked\)/);
+    assert.match(md, /\*\*Total tickets: 10\*\* \(10 tickets in 5 topics; last week 1 \(\+9\)\)/);
+    // Topic 1: the four password paraphrases, titled and answered by their KB entry.
+    assert.match(md, /### 1\. How can I reset my password\? \(4 tickets asked\)/);
     assert.match(md, /\*\*Answer:\*\* Open the sign-in page and choose "Forgot password"\./);
     assert.match(md, /_Source: knowledge-base entry “How can I reset my password\?”\._/);
     // Topic 2: the three CSV paraphrases, no KB entry (org B's does not count), no automatic answer.
     assert.match(md, /### 2\. [^\n]*CSV[^\n]* \(3 tickets asked\)/);
     const unanswered = md.slice(md.indexOf('## Unanswered topics — need a KB article'));
-    assert.match(unanswered, /- [^\n]*CSV[^\n]* \(3 tickets\)/);
-    assert.match(unanswered, /- Can I delete my account\? \(1 ticket\)/);
-    assert.match(unanswered, /- Does the mobile app work offline\? \(1 ticket\)/);
+    assert.match(
+      unanswered,
+      /- [^\n]*CSV[^\n]* \(3 tickets a new article would have covered, new this week\)/,
+    );
+    assert.match(unanswered, /- Can I delete my account\? \(1 ticket a new article/);
+    assert.match(unanswered, /- Does the mobile app work offline\? \(1 ticket a new article/);
     // The webhook question was answered automatically: listed with its answer, not as unanswered.
     assert.match(
       md,
-      /Does the API support webhooks\?[^\n]*\n\n\*\*Answer:\*\*[^\n]*\n\n_Source: automatic answer sent to 1 of 1 ticket/,
+      /Does the API support webhooks\?[^\n]*\n\n[^\n]*1 answered automatically \(100 %\)\n\n\*\*Answer:\*\*[^\n]*\n\n_Source: automatic answer sent to 1 of 1 ticket/,
     );
+    // The same digest as data.
+    const summary = digest.summary!;
+    assert.equal(summary.lastWeekTicketCount, 1);
+    assert.equal(summary.groupedTickets, 10);
+    assert.equal(summary.answeredAutomatically, 1);
+    const [pw, csv] = summary.topics;
+    assert.deepEqual(
+      [pw!.id, pw!.title, pw!.answered, pw!.tickets, pw!.trend, pw!.answer?.kbEntryId],
+      ['kb:kb-password', 'How can I reset my password?', true, 4, 'new', 'kb-password'],
+    );
+    assert.equal(pw!.ticketIds.length, 4);
+    assert.deepEqual([csv!.answered, csv!.tickets, csv!.answer], [false, 3, undefined]);
+    assert.match(csv!.id, /^q:[0-9a-f]{12}$/);
     assert.doesNotMatch(unanswered, /webhooks|password|invoice currency|API docs/);
   });
 
@@ -254,6 +278,100 @@ describe('digest service (MySQL + JetStream)', () => {
     );
     await assertAppError(svc.client.buildDigest({ orgId: ' ' }), 'invalid_request', 'org_id');
     await assertAppError(svc.client.getLatestDigest({ orgId: '' }), 'invalid_request', 'org_id');
+  });
+
+  it("when a second week is built after the first, then new, rising and falling topics and both weeks' counts show, with stable topic ids", async () => {
+    const refund = [
+      'I was charged twice this month',
+      'Why was my card charged twice?',
+      'Charged twice for one invoice',
+    ];
+    const offline = ['Does the mobile app work offline?', 'Can I use the mobile app offline?'];
+    const weekOne = [
+      ...PASSWORD_RESET.slice(0, 2).map((q, i) => [q, i] as const),
+      ...refund.map((q, i) => [q, 2 + i] as const),
+      ...offline.map((q, i) => [q, 5 + i] as const),
+    ];
+    const weekTwo = [
+      ...[...PASSWORD_RESET, 'I cannot reset my password', 'Reset password link expired'].map(
+        (q, i) => [q, i] as const,
+      ),
+      [refund[0]!, 6] as const,
+      ...CSV_EXPORT.map((q, i) => [q, 3 + i] as const),
+    ];
+    for (const org of [orgC, orgD]) {
+      await publishAndWait(
+        org,
+        [
+          ...weekOne.flatMap(([q, day]) => ticketEvents(org, q, inWeek(weekBefore, day))),
+          ...weekTwo.flatMap(([q, day]) => ticketEvents(org, q, inWeek(lastWeek, day))),
+        ],
+        { [weekBefore]: 7, [lastWeek]: 10 },
+      );
+    }
+    const first = (await svc.client.buildDigest({ orgId: orgC, weekStart: weekBefore })).digest!;
+    const second = (await svc.client.buildDigest({ orgId: orgC, weekStart: lastWeek })).digest!;
+    const one = first.summary!;
+    const two = second.summary!;
+    assert.equal(
+      one.lastWeekTicketCount,
+      undefined,
+      'no tickets the week before: nothing to compare',
+    );
+    assert.ok(one.topics.every((t) => t.trend === undefined));
+    assert.equal(two.lastWeekTicketCount, 7);
+
+    const byTitle = (topics: typeof two.topics, pattern: RegExp) => {
+      const found = topics.filter((t) => pattern.test(t.title));
+      assert.equal(found.length, 1, `${pattern}: ${JSON.stringify(topics.map((t) => t.title))}`);
+      return found[0]!;
+    };
+    const pw = byTitle(two.topics, /password/i);
+    assert.deepEqual(
+      [pw.id, pw.tickets, pw.lastWeekTickets, pw.trend],
+      ['kb:kb-password', 6, 2, 'rising'],
+    );
+    assert.equal(byTitle(one.topics, /password/i).id, pw.id);
+    const csv = byTitle(two.topics, /CSV/);
+    assert.deepEqual(
+      [csv.answered, csv.tickets, csv.lastWeekTickets, csv.trend],
+      [false, 3, 0, 'new'],
+    );
+    // An unanswered topic keeps its id: this week's cluster is matched to last week's.
+    const charged = byTitle(two.topics, /charged/i);
+    assert.equal(charged.id, byTitle(one.topics, /charged/i).id);
+    assert.deepEqual([charged.tickets, charged.lastWeekTickets, charged.trend], [1, 3, 'falling']);
+    assert.ok(!two.topics.some((t) => /offline/i.test(t.title)), 'gone this week');
+
+    const md = second.content;
+    const changed = md.slice(md.indexOf('## What changed'), md.indexOf('## Top topics'));
+    assert.ok(
+      md.indexOf('## What changed') > 0 &&
+        md.indexOf('## What changed') < md.indexOf('## Top topics'),
+    );
+    assert.match(changed, /\*\*New:\*\* [^\n]*CSV[^\n]* \(3 tickets\)/);
+    assert.match(
+      changed,
+      /\*\*Rising:\*\* How can I reset my password\? \(6 tickets, last week 2\)/,
+    );
+    assert.match(changed, /\*\*Falling:\*\* [^\n]*charged[^\n]* \(1 ticket, last week 3\)/i);
+    assert.match(md, /\*\*Total tickets: 10\*\* \(10 tickets in 3 topics; last week 7 \(\+3\)\)/);
+
+    // Rebuilding changes nothing but the build time.
+    const again = (await svc.client.buildDigest({ orgId: orgC, weekStart: lastWeek })).digest!;
+    assert.deepEqual({ ...again, generatedAt: '' }, { ...second, generatedAt: '' });
+    // Without a stored digest of the week before, it is grouped again for the comparison.
+    const unbuilt = (await svc.client.buildDigest({ orgId: orgD, weekStart: lastWeek })).digest!;
+    assert.deepEqual(
+      unbuilt.summary!.topics.map((t) => [t.title, t.tickets, t.lastWeekTickets, t.trend]),
+      two.topics.map((t) => [t.title, t.tickets, t.lastWeekTickets, t.trend]),
+    );
+    const rows = await queryRows<{ summary: string | null }>(
+      db.url,
+      'SELECT summary FROM digests WHERE org_id = ? AND week_start = ?',
+      [orgC, lastWeek],
+    );
+    assert.equal(JSON.parse(rows[0]!.summary!).topics.length, 3, 'stored with the digest');
   });
 
   it('when the knowledge service is down, then topics fall back to the lexical embeddings and the KB is reported unchecked', async () => {

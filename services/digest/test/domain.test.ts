@@ -1,20 +1,13 @@
-// Domain units: event folding, topic clustering, Markdown rendering, lexical embeddings.
+// Domain units: event folding, Markdown rendering, lexical embeddings (topics: topics.test.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyTicketEvent, type TicketAggregate } from '../src/domain/aggregate.js';
-import { clusterTopics, type Topic } from '../src/domain/cluster-topics.js';
+import type { DigestSummary } from '../src/domain/digest-summary.js';
 import { parseTicketEvent, type TicketEvent } from '../src/domain/events.js';
 import { renderDigestMarkdown } from '../src/domain/render-markdown.js';
-import { LexicalEmbeddings, stem } from '../src/data-access/lexical-embeddings.js';
+import { stem } from '../src/data-access/lexical-embeddings.js';
 import { thresholdFor } from '../src/domain/build-digest.js';
-import {
-  CSV_EXPORT,
-  PASSWORD_RESET,
-  SINGLETONS,
-  createdEvent,
-  statusChangedEvent,
-  triagedEvent,
-} from './helpers.js';
+import { createdEvent, statusChangedEvent, summaryTopic, triagedEvent } from './helpers.js';
 
 function parse(e: unknown): TicketEvent {
   const parsed = parseTicketEvent(JSON.stringify(e));
@@ -83,74 +76,7 @@ describe('applying ticket events', () => {
   });
 });
 
-describe('topic clustering with the built-in lexical embeddings', () => {
-  const embeddings = new LexicalEmbeddings();
-  const cluster = (texts: string[]) =>
-    clusterTopics(
-      texts.map((text) => ({ text, vector: embeddings.embedText(text), weight: 1 })),
-      0.35,
-    );
-
-  it('when paraphrases of two questions are mixed with unrelated ones, then each paraphrase set is one topic', async () => {
-    const texts = [
-      CSV_EXPORT[0]!,
-      PASSWORD_RESET[0]!,
-      SINGLETONS[0]!,
-      ...PASSWORD_RESET.slice(1),
-      ...CSV_EXPORT.slice(1),
-      SINGLETONS[1]!,
-    ];
-    const topics = await cluster(texts);
-    assert.equal(topics.length, 4);
-    assert.deepEqual(topics[0]!.members.map((i) => texts[i]).sort(), [...PASSWORD_RESET].sort());
-    assert.deepEqual(topics[1]!.members.map((i) => texts[i]).sort(), [...CSV_EXPORT].sort());
-    assert.deepEqual(
-      [topics[0]!.size, topics[1]!.size, topics[2]!.size, topics[3]!.size],
-      [4, 3, 1, 1],
-    );
-    // Same size: ordered by label.
-    assert.deepEqual(
-      [topics[2]!.label, topics[3]!.label],
-      ['Can I delete my account?', 'Does the API support webhooks?'],
-    );
-  });
-
-  it('when the input order changes, then the topics are the same', async () => {
-    const a = await cluster([...PASSWORD_RESET, ...CSV_EXPORT, ...SINGLETONS]);
-    const b = await cluster(
-      [...SINGLETONS, ...CSV_EXPORT].reverse().concat([...PASSWORD_RESET].reverse()),
-    );
-    const norm = (topics: Topic[]) => topics.map((t) => `${t.size}:${t.label}`);
-    assert.deepEqual(norm(a), norm(b));
-  });
-
-  it('when a topic is labelled, then the label is its most central question, the shortest on ties', async () => {
-    const topics = await clusterTopics(
-      [
-        { text: 'reset password please now', vector: [1, 0], weight: 1 },
-        { text: 'reset password', vector: [1, 0], weight: 1 },
-        { text: 'password', vector: [0.8, 0.6], weight: 1 },
-      ],
-      0.5,
-    );
-    assert.equal(topics.length, 1);
-    assert.equal(topics[0]!.label, 'reset password');
-  });
-
-  it('when questions are identical texts with weights, then the topic size is the number of tickets', async () => {
-    const topics = await clusterTopics(
-      [
-        { text: 'q', vector: [1, 0], weight: 5 },
-        { text: 'r', vector: [0, 1], weight: 2 },
-      ],
-      0.5,
-    );
-    assert.deepEqual(
-      topics.map((t) => t.size),
-      [5, 2],
-    );
-  });
-
+describe('lexical embeddings and thresholds', () => {
   it('when stemming, then inflections of a word meet', () => {
     assert.equal(stem('resetting'), stem('reset'));
     assert.equal(stem('exports'), stem('exported'));
@@ -158,88 +84,155 @@ describe('topic clustering with the built-in lexical embeddings', () => {
   });
 
   it('when the vector space is named by its fingerprint, then the matching threshold applies', () => {
-    const t = { override: undefined, lexical: 0.35, hashed: 0.45, dense: 0.6 };
-    assert.equal(thresholdFor('builtin/digest-lexical-v1/1024', t), 0.35);
-    assert.equal(thresholdFor('hashed/hashed-v1/512', t), 0.45);
-    assert.equal(thresholdFor('openai/text-embedding-3-small/1536', t), 0.6);
+    const t = { override: undefined, lexical: 0.3, hashed: 0.35, dense: 0.5 };
+    assert.equal(thresholdFor('builtin/digest-lexical-v1/1024', t), 0.3);
+    assert.equal(thresholdFor('hashed/hashed-v1/512', t), 0.35);
+    assert.equal(thresholdFor('openai/text-embedding-3-small/1536', t), 0.5);
     assert.equal(thresholdFor('openai/x/1', { ...t, override: 0.5 }), 0.5);
   });
 });
 
 describe('digest Markdown', () => {
-  const base = {
+  const options = { topTopics: 2, unansweredListed: 1 };
+  const topic = summaryTopic;
+  const summary = (over: Partial<DigestSummary>): DigestSummary => ({
+    version: 1,
     weekStart: '2026-11-09',
     weekEnd: '2026-11-15',
     isoWeek: '2026-W46',
+    ticketCount: 0,
     partial: false,
+    groupedTickets: 0,
+    answeredAutomatically: 0,
+    lastWeekTicketCount: undefined,
+    kbChecked: true,
+    topics: [],
+    ...over,
+  });
+  const kbAnswer = {
+    kind: 'kb' as const,
+    text: 'Use the reset link.',
+    kbEntryId: 'e1',
+    kbQuestion: 'How do I reset my password?',
+    summarized: false,
   };
+  const week = summary({
+    ticketCount: 12,
+    groupedTickets: 12,
+    answeredAutomatically: 3,
+    lastWeekTicketCount: 8,
+    topics: [
+      topic({
+        tickets: 6,
+        lastWeekTickets: 2,
+        trend: 'rising',
+        answeredAutomatically: 3,
+        examples: ['Password reset email never arrives'],
+        answer: kbAnswer,
+      }),
+      topic({
+        id: 'q:abc',
+        title: 'Export to CSV is not working',
+        answered: false,
+        tickets: 3,
+        trend: 'new',
+      }),
+      topic({
+        id: 'kb:e9',
+        title: 'Where are the API docs?',
+        tickets: 2,
+        lastWeekTickets: 5,
+        trend: 'falling',
+        answer: { ...kbAnswer, kbEntryId: 'e9' },
+      }),
+      topic({
+        id: 'q:def',
+        title: 'Can I pay by cheque?',
+        answered: false,
+        tickets: 1,
+        lastWeekTickets: 1,
+        trend: 'steady',
+      }),
+    ],
+  });
 
-  it('when a week has topics, then the title, total, top topics and the unanswered section appear in order', () => {
-    const md = renderDigestMarkdown({
-      ...base,
-      ticketCount: 9,
-      topicCount: 3,
-      top: [
-        {
-          label: 'How do I reset my password?',
-          size: 4,
-          examples: ['Password reset email never arrives'],
-          answer: {
-            kind: 'kb',
-            text: 'Use the reset link.',
-            kbQuestion: 'Resetting a password',
-            summarized: false,
-          },
-          answeredAutomatically: 0,
-          kbChecked: true,
-        },
-        {
-          label: 'Export to CSV is not working',
-          size: 3,
-          examples: [],
-          answer: undefined,
-          answeredAutomatically: 0,
-          kbChecked: true,
-        },
-      ],
-      unanswered: [
-        {
-          label: 'Export to CSV is not working',
-          size: 3,
-          examples: [],
-          answer: undefined,
-          answeredAutomatically: 0,
-          kbChecked: true,
-        },
-      ],
-    });
+  it('when a week has topics, then "What changed" leads, then the top topics with answers, the other answered topics and the unanswered ones', () => {
+    const md = renderDigestMarkdown(week, options);
     assert.match(md, /^# FAQ digest: 2026-11-09 to 2026-11-15 \(2026-W46\)\n/);
-    assert.match(md, /\*\*Total tickets: 9\*\*/);
-    const top = md.indexOf('## Top topics');
-    const unanswered = md.indexOf('## Unanswered topics — need a KB article');
-    assert.ok(top > 0 && unanswered > top);
-    assert.match(md, /### 1\. How do I reset my password\? \(4 tickets asked\)/);
-    assert.match(md, /\*\*Answer:\*\* Use the reset link\./);
-    assert.match(md.slice(unanswered), /- Export to CSV is not working \(3 tickets\)/);
+    assert.match(
+      md,
+      /\*\*Total tickets: 12\*\* \(12 tickets in 4 topics; last week 8 \(\+4\)\)\. 3 answered automatically \(25 %\)\./,
+    );
+    const sections = [
+      '## What changed',
+      '## Top topics',
+      '## Other topics the knowledge base answers',
+      '## Unanswered topics — need a KB article',
+    ].map((h) => md.indexOf(h));
+    assert.ok(
+      sections.every((at, i) => at > 0 && (i === 0 || at > sections[i - 1]!)),
+      md,
+    );
+    const changed = md.slice(sections[0], sections[1]);
+    assert.match(changed, /- \*\*New:\*\* Export to CSV is not working \(3 tickets\)/);
+    assert.match(
+      changed,
+      /- \*\*Rising:\*\* How do I reset my password\? \(6 tickets, last week 2\)/,
+    );
+    assert.match(changed, /- \*\*Falling:\*\* Where are the API docs\? \(2 tickets, last week 5\)/);
+    assert.match(
+      changed,
+      /- \*\*Answered by the knowledge base:\*\* 8 of 12 tickets \(67 %\); 3 answered automatically \(25 %\)\./,
+    );
+    assert.match(
+      changed,
+      /- \*\*Missing articles:\*\* 2 topics without a knowledge-base entry; new articles would have covered 4 tickets\./,
+    );
+    assert.match(
+      md,
+      /### 1\. How do I reset my password\? \(6 tickets asked\)\n\nlast week 2, rising · 3 answered automatically \(50 %\)\n\nAlso asked as: “Password reset email never arrives”\n\n\*\*Answer:\*\* Use the reset link\./,
+    );
+    assert.match(
+      md,
+      /### 2\. Export to CSV is not working \(3 tickets asked\)\n\nnew this week\n\n_No knowledge-base entry answers this yet/,
+    );
+    assert.match(
+      md.slice(sections[2], sections[3]),
+      /^- Where are the API docs\? \(2 tickets; last week 5, falling\)$/m,
+    );
+    const unanswered = md.slice(sections[3]);
+    assert.match(
+      unanswered,
+      /^- Export to CSV is not working \(3 tickets a new article would have covered, new this week\)$/m,
+    );
+    // One listed (unansweredListed = 1), the rest counted.
+    assert.match(unanswered, /^- … and 1 smaller topic \(1 ticket\)\.$/m);
+  });
+
+  it('when last week had no tickets, then "What changed" says there is nothing to compare and no trend is shown', () => {
+    const md = renderDigestMarkdown(
+      summary({
+        ...week,
+        lastWeekTicketCount: undefined,
+        topics: week.topics.map((t) => ({ ...t, trend: undefined, lastWeekTickets: 0 })),
+      }),
+      options,
+    );
+    assert.match(md, /## What changed\n\n- No tickets last week: nothing to compare with yet\./);
+    assert.doesNotMatch(md, /New:|Rising:|last week \d/);
   });
 
   it('when ticket text carries Markdown or HTML, then it is escaped and flattened to one line', () => {
-    const md = renderDigestMarkdown({
-      ...base,
-      ticketCount: 1,
-      topicCount: 1,
-      top: [
-        {
-          label: '# Hi\n[click](http://evil) <script>x</script> *bold*',
-          size: 1,
-          examples: [],
-          answer: undefined,
-          answeredAutomatically: 0,
-          kbChecked: true,
-        },
-      ],
-      unanswered: [],
-    });
+    const md = renderDigestMarkdown(
+      summary({
+        ticketCount: 1,
+        groupedTickets: 1,
+        topics: [
+          topic({ title: '# Hi\n[click](http://evil) <script>x</script> *bold*', answered: false }),
+        ],
+      }),
+      options,
+    );
     assert.ok(!md.includes('[click](http://evil)'));
     assert.ok(!md.includes('<script>'));
     assert.ok(
@@ -248,14 +241,24 @@ describe('digest Markdown', () => {
     );
   });
 
+  it('when the KB could not be searched, then no topic is called unanswered', () => {
+    const md = renderDigestMarkdown(
+      summary({
+        ...week,
+        kbChecked: false,
+        topics: week.topics.map((t) => ({ ...t, answered: false, answer: undefined })),
+      }),
+      options,
+    );
+    assert.match(
+      md,
+      /## Unanswered topics — need a KB article\n\n_The knowledge base could not be checked when this digest was built\._/,
+    );
+    assert.doesNotMatch(md, /Missing articles/);
+  });
+
   it('when a week had no tickets, then the digest says so', () => {
-    const md = renderDigestMarkdown({
-      ...base,
-      ticketCount: 0,
-      topicCount: 0,
-      top: [],
-      unanswered: [],
-    });
+    const md = renderDigestMarkdown(summary({}), options);
     assert.match(md, /\*\*Total tickets: 0\*\*/);
     assert.match(md, /No tickets were created this week\./);
   });

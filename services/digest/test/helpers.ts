@@ -19,6 +19,7 @@ import { loadDigestConfig, type DigestConfig } from '../src/config.js';
 import { start, type DigestServer, type StartOptions } from '../src/server.js';
 import { LexicalEmbeddings } from '../src/data-access/lexical-embeddings.js';
 import { dot } from '../src/domain/cluster-topics.js';
+import type { SummaryTopic } from '../src/domain/digest-summary.js';
 
 export const testLogger = createLogger('digest-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
@@ -441,4 +442,21 @@ export async function scrapeMetrics(port: number): Promise<Map<string, number>> 
     out.set(line.slice(0, i), Number(line.slice(i + 1)));
   }
   return out;
+}
+
+/** A topic of a structured digest: an answered one with one ticket, unless `over` says otherwise. */
+export function summaryTopic(over: Partial<SummaryTopic>): SummaryTopic {
+  return {
+    id: 'kb:e1',
+    title: 'How do I reset my password?',
+    answered: true,
+    tickets: 1,
+    lastWeekTickets: 0,
+    trend: undefined,
+    answeredAutomatically: 0,
+    examples: [],
+    answer: undefined,
+    ticketIds: [1],
+    ...over,
+  };
 }

@@ -317,6 +317,20 @@ describe('digest build', () => {
     assert.deepEqual(upstreams.calls.buildDigest.at(-1), { orgId: org, weekStart: '2026-11-02' });
   });
 
+  it('when the latest digest is asked for, then 404 before any build, the built digest after, and 405 for other methods', async () => {
+    const org = await newOrg();
+    assertError(await admin(gw, 'GET', `/orgs/${org}/digests/latest`), 404, 'not_found');
+    const built = await admin(gw, 'POST', `/orgs/${org}/digests`, { week_start: '2026-11-02' });
+    const latest = await admin(gw, 'GET', `/orgs/${org}/digests/latest`);
+    assert.equal(latest.status, 200, latest.text);
+    assert.deepEqual(latest.json, built.json);
+    assert.deepEqual(upstreams.calls.getLatestDigest.at(-1), { orgId: org });
+    const wrong = await admin(gw, 'POST', `/orgs/${org}/digests/latest`);
+    assertError(wrong, 405, 'method_not_allowed');
+    assert.equal(wrong.headers.get('allow'), 'GET, HEAD');
+    assertError(await admin(gw, 'GET', '/orgs/no-such-org/digests/latest'), 404, 'not_found');
+  });
+
   it('when no week is given (empty object or no body at all), then the service picks the default', async () => {
     const org = await newOrg();
     assert.equal((await admin(gw, 'POST', `/orgs/${org}/digests`, {})).status, 200);

@@ -249,6 +249,13 @@ describe('kb delete and count, digests, usage', () => {
     const refused = await cli(['digests', 'build', org, '--week-start', NOT_A_MONDAY]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /week_start must be a Monday/);
+    const latest = await cli(['digests', 'latest', org]);
+    assert.equal(latest.code, 0, latest.stderr);
+    assert.match(latest.stdout, /^# FAQ digest 2026-11-09\n/);
+    assert.equal(
+      JSON.parse((await cli(['digests', 'latest', org, '--json'])).stdout).week_start,
+      '2026-11-09',
+    );
   });
 
   it("when usage is asked, then this month's deflections and the organization's limit are printed", async () => {

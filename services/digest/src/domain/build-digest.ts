@@ -1,81 +1,58 @@
 import type { Logger } from '@support-agent/shared';
-import { clusterTopics, type Topic } from './cluster-topics.js';
+import {
+  SUMMARY_VERSION,
+  type DigestSummary,
+  type SummaryTopic,
+  type TopicAnswer,
+} from './digest-summary.js';
+import {
+  examplesOf,
+  groupWeek,
+  identityOf,
+  ticketsOf,
+  titleOf,
+  type GroupedTopic,
+  type GroupingDeps,
+  type GroupingSettings,
+} from './group-week.js';
 import { isoWeekName, weekEndInstant, weekEndOf } from './iso-week.js';
-import type {
-  AggregateStore,
-  DigestStore,
-  Embedder,
-  KbHit,
-  KnowledgeSearch,
-  StoredDigest,
-  TopicSummarizer,
-  WeekTicket,
-} from './ports.js';
-import { renderDigestMarkdown, type DigestTopic, type TopicAnswer } from './render-markdown.js';
-import { leadSentences, oneLine, questionKey, truncate } from './text.js';
+import type { AggregateStore, DigestStore, StoredDigest, TopicSummarizer } from './ports.js';
+import { previousWeekTopics } from './previous-week.js';
+import { renderDigestMarkdown } from './render-markdown.js';
+import { leadSentences, oneLine, truncate } from './text.js';
+import { assignTopicIds, trendOf } from './week-over-week.js';
 
-export interface TopicThresholds {
-  /** Used for every vector space when set (DIGEST_TOPIC_THRESHOLD). */
-  override: number | undefined;
-  /** The built-in lexical embeddings of this service. */
-  lexical: number;
-  /** knowledge's hashed embeddings (fingerprint `hashed/…`). */
-  hashed: number;
-  /** Any learned dense model (OpenAI-compatible embeddings). */
-  dense: number;
-}
+export type { TopicThresholds } from './group-week.js';
+export { thresholdFor } from './group-week.js';
 
-export interface DigestSettings {
+export interface DigestSettings extends GroupingSettings {
   /** Topics shown with their answers. */
   topTopics: number;
-  /** Topics (biggest first) looked up in the KB; the unanswered section draws from these. */
-  checkedTopics: number;
-  /** A KB hit at or above this score answers a topic. */
-  kbScoreFloor: number;
+  /** Unanswered topics listed in the Markdown, biggest first (the structured form has all). */
+  unansweredListed: number;
   /** Tickets of one week considered for topics (the count always covers all). */
   maxTickets: number;
-  thresholds: TopicThresholds;
   /** Time budget of the LLM summary; then the extractive answers stay. */
   llmTimeoutMs: number;
-  /** KB searches in flight at once. */
-  searchConcurrency: number;
 }
 
-export interface BuildDigestDeps {
+export interface BuildDigestDeps extends GroupingDeps {
   store: AggregateStore & DigestStore;
-  embedder: Embedder;
-  knowledge: KnowledgeSearch;
   summarizer: TopicSummarizer | undefined;
   settings: DigestSettings;
   logger: Logger;
   now: () => Date;
 }
 
-const EMBED_TEXT_MAX = 500;
-const QUERY_MAX = 2_000;
 const KB_ANSWER_LEAD = 400;
 const SUMMARY_SOURCE_MAX = 2_000;
-const EXAMPLES_PER_TOPIC = 2;
-const SEARCH_LIMIT = 3;
-
-/** Distinct question texts of the week (identical ones asked by several tickets count once, with weight). */
-interface Question {
-  text: string;
-  tickets: WeekTicket[];
-}
-
-interface TopicDraft {
-  topic: Topic;
-  questions: Question[];
-  view: DigestTopic;
-  /** Full grounded text for the LLM (the view holds the extractive lead). */
-  sourceText?: string;
-}
+const QUESTIONS_PER_SUMMARY = 5;
 
 /**
- * Builds (or rebuilds) one organization's digest of one ISO week and stores it:
- * the week's questions grouped into topics, each top topic answered from the
- * KB or an automatic ticket answer, the rest listed as needing a KB article.
+ * Builds (or rebuilds) one organization's digest of one ISO week and stores it: the
+ * week's questions grouped into topics anchored on the KB entries that answer them
+ * (the rest clustered as unanswered topics), compared with last week's topics, and
+ * rendered as Markdown with the same content in structured form.
  */
 export async function buildDigest(
   deps: BuildDigestDeps,
@@ -88,185 +65,141 @@ export async function buildDigest(
     store.weekTickets(orgId, weekStart, settings.maxTickets),
     store.weekTicketCount(orgId, weekStart),
   ]);
+  const week = await groupWeek(deps, settings, orgId, tickets);
+  const previous = await previousWeekTopics(deps, orgId, weekStart, week);
 
-  const drafts = await groupIntoTopics(deps, tickets);
-  const checked = drafts.slice(0, Math.max(settings.topTopics, settings.checkedTopics));
-  await answerTopics(deps, orgId, checked);
-  await summarize(deps, checked.slice(0, settings.topTopics));
+  const { ids, predecessors } = assignTopicIds(
+    week.topics.map(identityOf),
+    previous,
+    week.threshold,
+  );
+  const comparable = previous !== undefined;
+  const sources: Array<string | undefined> = [];
+  const topics: SummaryTopic[] = week.topics.map((t, i) => {
+    const { answer, source } = answerOf(t);
+    sources.push(source);
+    const lastWeekTickets = predecessors[i]?.tickets ?? 0;
+    return {
+      id: ids[i]!,
+      title: titleOf(t),
+      answered: t.anchor !== undefined,
+      tickets: t.size,
+      lastWeekTickets,
+      trend: trendOf(t.size, lastWeekTickets, comparable),
+      answeredAutomatically: ticketsOf(t).filter((k) => k.answered).length,
+      examples: examplesOf(t),
+      answer,
+      ticketIds: ticketsOf(t)
+        .map((k) => k.ticketId)
+        .sort((a, b) => a - b),
+    };
+  });
+  await summarize(deps, week.topics, topics, sources);
 
   const now = deps.now();
-  const content = renderDigestMarkdown({
+  const summary: DigestSummary = {
+    version: SUMMARY_VERSION,
     weekStart,
     weekEnd: weekEndOf(weekStart),
     isoWeek: isoWeekName(weekStart),
     ticketCount,
     partial: now.getTime() < weekEndInstant(weekStart).getTime(),
-    topicCount: drafts.length,
-    top: checked.slice(0, settings.topTopics).map((d) => d.view),
-    unanswered: checked.filter((d) => d.view.kbChecked && !d.view.answer).map((d) => d.view),
-  });
+    groupedTickets: tickets.length,
+    answeredAutomatically: tickets.filter((t) => t.answered).length,
+    lastWeekTicketCount: previous?.ticketCount,
+    kbChecked: week.kbChecked,
+    topics,
+  };
   const digest: StoredDigest = {
     orgId,
     weekStart,
-    weekEnd: weekEndOf(weekStart),
+    weekEnd: summary.weekEnd,
     ticketCount,
-    content,
+    content: renderDigestMarkdown(summary, {
+      topTopics: settings.topTopics,
+      unansweredListed: settings.unansweredListed,
+    }),
     generatedAt: now,
+    summary,
   };
   await store.saveDigest(digest);
   logger.info(
-    { orgId, weekStart, ticketCount, topics: drafts.length, ms: Date.now() - started },
+    {
+      orgId,
+      weekStart,
+      ticketCount,
+      topics: topics.length,
+      answeredTopics: topics.filter((t) => t.answered).length,
+      compared: comparable,
+      ms: Date.now() - started,
+    },
     'digest built',
   );
   return digest;
 }
 
-async function groupIntoTopics(
-  deps: BuildDigestDeps,
-  tickets: WeekTicket[],
-): Promise<TopicDraft[]> {
-  const byKey = new Map<string, Question>();
-  for (const t of tickets) {
-    const text = oneLine(t.content);
-    if (!text) continue;
-    const key = questionKey(text);
-    const q = byKey.get(key);
-    if (q) q.tickets.push(t);
-    else byKey.set(key, { text, tickets: [t] });
-  }
-  const questions = [...byKey.values()];
-  if (questions.length === 0) return [];
-
-  const { vectors, fingerprint } = await deps.embedder.embed(
-    questions.map((q) => truncate(q.text, EMBED_TEXT_MAX)),
-  );
-  const threshold = thresholdFor(fingerprint, deps.settings.thresholds);
-  const topics = await clusterTopics(
-    questions.map((q, i) => ({ text: q.text, vector: vectors[i]!, weight: q.tickets.length })),
-    threshold,
-  );
-  deps.logger.debug(
-    { fingerprint, threshold, questions: questions.length, topics: topics.length },
-    'topics clustered',
-  );
-
-  return topics.map((topic) => {
-    const members = topic.members.map((i) => questions[i]!);
-    const examples = members
-      .filter((q) => q.text !== topic.label)
-      .sort((a, b) => b.tickets.length - a.tickets.length)
-      .slice(0, EXAMPLES_PER_TOPIC)
-      .map((q) => q.text);
+/**
+ * An anchored topic is answered by its KB entry. A topic without one shows the automatic
+ * answer triage sent to one of its tickets, when there was one (e.g. the KB could not be
+ * searched during the build). `source` is the grounded text an LLM may summarize.
+ */
+function answerOf(t: GroupedTopic): { answer: TopicAnswer | undefined; source?: string } {
+  if (t.anchor) {
+    const entry = t.anchor.best;
     return {
-      topic,
-      questions: members,
-      view: {
-        label: topic.label,
-        size: topic.size,
-        examples,
-        answer: undefined,
-        answeredAutomatically: members.reduce(
-          (n, q) => n + q.tickets.filter((t) => t.answered).length,
-          0,
-        ),
-        kbChecked: false,
-      },
-    };
-  });
-}
-
-/** Threshold for a vector space: the override, else by the provider part of the fingerprint. */
-export function thresholdFor(fingerprint: string, t: TopicThresholds): number {
-  if (t.override !== undefined) return t.override;
-  const provider = fingerprint.split('/')[0] ?? '';
-  if (provider === 'builtin') return t.lexical;
-  if (provider.startsWith('hashed')) return t.hashed;
-  return t.dense;
-}
-
-async function answerTopics(
-  deps: BuildDigestDeps,
-  orgId: string,
-  drafts: TopicDraft[],
-): Promise<void> {
-  const floor = deps.settings.kbScoreFloor;
-  // After the first failure the remaining topics are not looked up: a knowledge service that is
-  // down or slow would otherwise cost one deadline per topic.
-  let knowledgeFailed = false;
-  await mapLimit(drafts, deps.settings.searchConcurrency, async (draft) => {
-    let hits: KbHit[] | undefined;
-    if (!knowledgeFailed) {
-      try {
-        hits = await deps.knowledge.search(
-          orgId,
-          truncate(draft.topic.label, QUERY_MAX),
-          SEARCH_LIMIT,
-        );
-      } catch (err) {
-        if (!knowledgeFailed)
-          deps.logger.warn(
-            { err: (err as Error).message, orgId },
-            'knowledge search failed while building a digest',
-          );
-        knowledgeFailed = true;
-      }
-    }
-    draft.view.kbChecked = hits !== undefined;
-    const best = hits?.[0];
-    if (best && best.score >= floor) {
-      draft.view.answer = kbAnswer('kb', best);
-      draft.sourceText = truncate(oneLine(best.answer), SUMMARY_SOURCE_MAX);
-      return;
-    }
-    if (draft.view.answeredAutomatically === 0) return;
-    // An automatic answer was sent: show it when known, else the KB entry it most likely came from.
-    const sent = draft.questions.flatMap((q) => q.tickets).find((t) => t.answered && t.aiAnswer);
-    if (sent?.aiAnswer) {
-      draft.view.answer = {
-        kind: 'auto',
-        text: leadSentences(sent.aiAnswer, KB_ANSWER_LEAD),
-        kbQuestion: best?.question,
+      answer: {
+        kind: 'kb',
+        text: leadSentences(entry.answer, KB_ANSWER_LEAD),
+        kbEntryId: entry.entryId,
+        kbQuestion: entry.question,
         summarized: false,
-      };
-      draft.sourceText = truncate(oneLine(sent.aiAnswer), SUMMARY_SOURCE_MAX);
-    } else if (best) {
-      draft.view.answer = kbAnswer('auto', best);
-      draft.sourceText = truncate(oneLine(best.answer), SUMMARY_SOURCE_MAX);
-    } else {
-      draft.view.answer = {
+      },
+      source: truncate(oneLine(entry.answer), SUMMARY_SOURCE_MAX),
+    };
+  }
+  const answered = ticketsOf(t).filter((k) => k.answered);
+  if (answered.length === 0) return { answer: undefined };
+  const sent = answered.find((k) => k.aiAnswer)?.aiAnswer;
+  if (!sent) {
+    return {
+      answer: {
         kind: 'auto',
         text: 'Answered automatically from the knowledge base.',
         summarized: false,
-      };
-    }
-  });
-}
-
-function kbAnswer(kind: 'kb' | 'auto', hit: KbHit): TopicAnswer {
+      },
+    };
+  }
   return {
-    kind,
-    text: leadSentences(hit.answer, KB_ANSWER_LEAD),
-    kbQuestion: hit.question,
-    summarized: false,
+    answer: { kind: 'auto', text: leadSentences(sent, KB_ANSWER_LEAD), summarized: false },
+    source: truncate(oneLine(sent), SUMMARY_SOURCE_MAX),
   };
 }
 
-async function summarize(deps: BuildDigestDeps, drafts: TopicDraft[]): Promise<void> {
+/** The LLM (when configured) rewrites the answers of the top topics from their grounded text. */
+async function summarize(
+  deps: BuildDigestDeps,
+  groups: GroupedTopic[],
+  topics: SummaryTopic[],
+  sources: Array<string | undefined>,
+): Promise<void> {
   const summarizer = deps.summarizer;
-  const withSource = drafts.filter((d) => d.view.answer && d.sourceText);
-  if (!summarizer || withSource.length === 0) return;
+  const chosen = topics
+    .slice(0, deps.settings.topTopics)
+    .map((t, i) => ({ t, i }))
+    .filter(({ t, i }) => t.answer && sources[i]);
+  if (!summarizer || chosen.length === 0) return;
   try {
     const summaries = await summarizer.summarize(
-      withSource.map((d) => ({
-        label: d.topic.label,
-        questions: d.questions.slice(0, 5).map((q) => q.text),
-        source: d.sourceText!,
+      chosen.map(({ t, i }) => ({
+        label: t.title,
+        questions: groups[i]!.questions.slice(0, QUESTIONS_PER_SUMMARY).map((q) => q.text),
+        source: sources[i]!,
       })),
       deps.settings.llmTimeoutMs,
     );
-    withSource.forEach((d, i) => {
-      const s = summaries[i];
-      if (s && d.view.answer) d.view.answer = { ...d.view.answer, text: s, summarized: true };
+    chosen.forEach(({ t }, n) => {
+      const s = summaries[n];
+      if (s && t.answer) t.answer = { ...t.answer, text: s, summarized: true };
     });
   } catch (err) {
     deps.logger.warn(
@@ -274,16 +207,4 @@ async function summarize(deps: BuildDigestDeps, drafts: TopicDraft[]): Promise<v
       'LLM summary failed; keeping the extractive answers',
     );
   }
-}
-
-async function mapLimit<T>(
-  items: T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }

@@ -1,4 +1,5 @@
 import type { TicketAggregate } from './aggregate.js';
+import type { DigestSummary } from './digest-summary.js';
 import type { TicketEvent } from './events.js';
 
 /** A ticket of one week, as the digest builder reads it. */
@@ -20,6 +21,8 @@ export interface StoredDigest {
   ticketCount: number;
   content: string;
   generatedAt: Date;
+  /** The structured form; absent on digests built before it existed. */
+  summary?: DigestSummary | undefined;
 }
 
 export interface WeekCount {
@@ -55,6 +58,8 @@ export interface DigestStore {
   saveDigest(digest: StoredDigest): Promise<void>;
   /** The digest with the newest week_start. */
   latestDigest(orgId: string): Promise<StoredDigest | undefined>;
+  /** The digest of one week, if it was built. */
+  digestOf(orgId: string, weekStart: string): Promise<StoredDigest | undefined>;
 }
 
 export type RunState = 'none' | 'running' | 'finished';

@@ -363,11 +363,12 @@ kb.command('count <org>')
     print(res, () => `${res.count} KB entries in ${org}`);
   });
 
-program
-  .command('digests')
-  .description('FAQ digests')
+const digests = program.command('digests').description('FAQ digests');
+digests
   .command('build <org>')
-  .description('build (or rebuild) the weekly FAQ digest and print its Markdown')
+  .description(
+    'build (or rebuild) the weekly FAQ digest and print its Markdown (--json: with its topics as data)',
+  )
   .option('--week-start <date>', 'Monday of the ISO week, YYYY-MM-DD (default: last complete week)')
   .action(async (org: string, opts: { weekStart?: string }) => {
     const built = (await call(
@@ -376,6 +377,13 @@ program
       opts.weekStart !== undefined ? { week_start: opts.weekStart } : {},
     ))!;
     print(built, () => String(built.content).replace(/\n+$/, ''));
+  });
+digests
+  .command('latest <org>')
+  .description('print the latest digest (--json: with its topics as data)')
+  .action(async (org: string) => {
+    const latest = (await call('GET', `/orgs/${seg(org)}/digests/latest`))!;
+    print(latest, () => String(latest.content).replace(/\n+$/, ''));
   });
 
 program

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@support-agent/shared';
-import { EmbeddedIndex } from '../data-access/embedded-index.js';
+import { EmbeddedIndex } from '../data-access/embedded-index/index.js';
 import { HashedEmbeddings } from '../data-access/hashed-embeddings.js';
 import { collectionName } from '../domain/fingerprint.js';
 import { featureRows, type FeatureRow } from '../domain/rerank.js';

@@ -159,6 +159,10 @@ export class EmbeddedDigestRepository implements DigestRepository {
     this.write({ k: 'digest', d: { ...d, generatedAt: d.generatedAt.getTime() } });
   }
 
+  async digestOf(orgId: string, weekStart: string): Promise<StoredDigest | undefined> {
+    return this.digests.get(weekKey(orgId, weekStart));
+  }
+
   async latestDigest(orgId: string): Promise<StoredDigest | undefined> {
     let latest: StoredDigest | undefined;
     for (const d of this.digests.values()) {

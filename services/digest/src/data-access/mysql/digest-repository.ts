@@ -9,6 +9,7 @@ import {
 import type { PoolConnection, RowDataPacket } from 'mysql2/promise';
 import { applyTicketEvent, type TicketAggregate } from '../../domain/aggregate.js';
 import type { TicketEvent } from '../../domain/events.js';
+import { parseSummary } from '../../domain/digest-summary.js';
 import type {
   ApplyOutcome,
   DigestRepository,
@@ -26,6 +27,8 @@ export interface MysqlRepositoryOptions {
   /** How long start-up waits for MySQL to answer. */
   waitMs?: number;
 }
+
+const DIGEST_COLUMNS = 'org_id, week_start, week_end, ticket_count, content, generated_at, summary';
 
 const TICKET_COLUMNS =
   'org_id, ticket_id, week_start, created_at, content, category, status, status_at, triaged_at, answered, ai_summary, ai_answer';
@@ -170,11 +173,12 @@ export class MysqlDigestRepository implements DigestRepository {
   }
 
   async saveDigest(d: StoredDigest): Promise<void> {
+    const summary = d.summary ? JSON.stringify(d.summary) : null;
     await guarded(() =>
       this.pool.query(
-        `INSERT INTO digests (org_id, week_start, week_end, ticket_count, content, generated_at)
-         VALUES (?, ?, ?, ?, ?, ?)
-         ON DUPLICATE KEY UPDATE week_end = ?, ticket_count = ?, content = ?, generated_at = ?`,
+        `INSERT INTO digests (org_id, week_start, week_end, ticket_count, content, generated_at, summary)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON DUPLICATE KEY UPDATE week_end = ?, ticket_count = ?, content = ?, generated_at = ?, summary = ?`,
         [
           d.orgId,
           d.weekStart,
@@ -182,10 +186,12 @@ export class MysqlDigestRepository implements DigestRepository {
           d.ticketCount,
           d.content,
           d.generatedAt,
+          summary,
           d.weekEnd,
           d.ticketCount,
           d.content,
           d.generatedAt,
+          summary,
         ],
       ),
     );
@@ -194,21 +200,21 @@ export class MysqlDigestRepository implements DigestRepository {
   async latestDigest(orgId: string): Promise<StoredDigest | undefined> {
     const [rows] = await guarded(() =>
       this.pool.query<RowDataPacket[]>(
-        `SELECT org_id, week_start, week_end, ticket_count, content, generated_at
-           FROM digests WHERE org_id = ? ORDER BY week_start DESC LIMIT 1`,
+        `SELECT ${DIGEST_COLUMNS} FROM digests WHERE org_id = ? ORDER BY week_start DESC LIMIT 1`,
         [orgId],
       ),
     );
-    const r = rows[0];
-    if (!r) return undefined;
-    return {
-      orgId: String(r.org_id),
-      weekStart: String(r.week_start),
-      weekEnd: String(r.week_end),
-      ticketCount: Number(r.ticket_count),
-      content: String(r.content),
-      generatedAt: r.generated_at as Date,
-    };
+    return rows[0] ? toDigest(rows[0]) : undefined;
+  }
+
+  async digestOf(orgId: string, weekStart: string): Promise<StoredDigest | undefined> {
+    const [rows] = await guarded(() =>
+      this.pool.query<RowDataPacket[]>(
+        `SELECT ${DIGEST_COLUMNS} FROM digests WHERE org_id = ? AND week_start = ?`,
+        [orgId, weekStart],
+      ),
+    );
+    return rows[0] ? toDigest(rows[0]) : undefined;
   }
 
   tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
@@ -301,4 +307,16 @@ export class MysqlDigestRepository implements DigestRepository {
       [orgId, weekStart],
     );
   }
+}
+
+function toDigest(r: RowDataPacket): StoredDigest {
+  return {
+    orgId: String(r.org_id),
+    weekStart: String(r.week_start),
+    weekEnd: String(r.week_end),
+    ticketCount: Number(r.ticket_count),
+    content: String(r.content),
+    generatedAt: r.generated_at as Date,
+    summary: parseSummary(r.summary as string | null),
+  };
 }

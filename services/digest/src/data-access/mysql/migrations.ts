@@ -73,4 +73,13 @@ export const MIGRATIONS: Migration[] = [
        ) ${TABLE_OPTIONS}`,
     ],
   },
+  {
+    version: 2,
+    name: 'structured digest (topics with ids and counts) next to the Markdown',
+    statements: [
+      // JSON of DigestSummary; NULL for digests built before it existed. Next week's build reads
+      // this week's topic counts back from it.
+      'ALTER TABLE digests ADD COLUMN summary MEDIUMTEXT NULL',
+    ],
+  },
 ];

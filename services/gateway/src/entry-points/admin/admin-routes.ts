@@ -1,4 +1,3 @@
-import type { digest as digestPb } from '@support-agent/proto';
 import { AppError, invalidRequest } from '@support-agent/shared';
 import express, { type RequestHandler, type Router } from 'express';
 import { ticketToJson } from '../../domain/agent-operations.js';
@@ -15,6 +14,7 @@ import { parseSettingsPatch, settingsToJson } from '../../domain/settings.js';
 import { isMissing, readEnum } from '../../domain/validation.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { jsonBody } from '../http/json-body.js';
+import { digestToJson } from './digest-json.js';
 import { kbImportBody, parseKbImportRows, type KbImportLocals } from './kb-import-body.js';
 
 export const ADMIN_BODY_LIMIT = 1024 * 1024;
@@ -130,6 +130,10 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     .route('/orgs/:org/digests')
     .post(auth, ...jsonBody(ADMIN_BODY_LIMIT, { allowEmpty: true }), buildDigest(deps))
     .all(methodNotAllowed(['POST']));
+  router
+    .route('/orgs/:org/digests/latest')
+    .get(auth, latestDigest(deps))
+    .all(methodNotAllowed(['GET', 'HEAD']));
 
   router
     .route('/orgs/:org/usage')
@@ -197,6 +201,16 @@ function buildDigest({ orgs, digest }: AdminRouteDeps): RequestHandler {
   };
 }
 
+function latestDigest({ orgs, digest }: AdminRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const orgId = String(req.params.org);
+    await orgs.requireOrg(orgId);
+    const { digest: latest } = await digest.getLatestDigest({ orgId }, String(req.id));
+    if (!latest) throw new AppError('not_found', `no digest has been built for ${orgId} yet`);
+    res.json(digestToJson(latest));
+  };
+}
+
 function getUsage({ orgs, answers }: AdminRouteDeps): RequestHandler {
   return async (req, res) => {
     const org = await orgs.requireOrg(String(req.params.org));
@@ -209,17 +223,6 @@ function getUsage({ orgs, answers }: AdminRouteDeps): RequestHandler {
       deflections_used: usage.deflectionsUsed,
       deflection_limit: usage.deflectionLimit,
     });
-  };
-}
-
-export function digestToJson(d: digestPb.Digest): Record<string, unknown> {
-  return {
-    org_id: d.orgId,
-    week_start: d.weekStart,
-    week_end: d.weekEnd,
-    ticket_count: d.ticketCount,
-    content: d.content,
-    generated_at: d.generatedAt,
   };
 }
 

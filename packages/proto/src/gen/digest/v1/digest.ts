@@ -32,6 +32,60 @@ export interface Digest {
   /** Markdown. */
   content: string;
   generatedAt: string;
+  /** The same digest as data (admin API); absent on digests built before it existed. */
+  summary?: DigestSummary | undefined;
+}
+
+export interface DigestSummary {
+  /** ISO 8601 week name, e.g. 2026-W47. */
+  isoWeek: string;
+  /** Built before the week ended. */
+  partial: boolean;
+  /** Tickets grouped into topics (at most DIGEST_MAX_TICKETS; ticket_count covers all). */
+  groupedTickets: number;
+  /** Tickets that triage answered automatically. */
+  answeredAutomatically: number;
+  /** Last week's ticket count; absent when last week had no tickets (nothing to compare). */
+  lastWeekTicketCount?:
+    | number
+    | undefined;
+  /** False when the knowledge base could not be searched during the build. */
+  kbChecked: boolean;
+  /** Biggest first. */
+  topics: DigestTopic[];
+}
+
+export interface DigestTopic {
+  /** Stable across weeks: kb:<entry id> (anchored on a KB entry) or q:<hash> (unanswered). */
+  id: string;
+  /** The KB question, or for an unanswered topic its most central ticket. */
+  title: string;
+  /** Anchored on a KB entry that answers it. */
+  answered: boolean;
+  tickets: number;
+  lastWeekTickets: number;
+  /** new | rising | steady | falling; absent when last week had no tickets. */
+  trend?: string | undefined;
+  answeredAutomatically: number;
+  /** Other phrasings asked. */
+  examples: string[];
+  answer?:
+    | TopicAnswer
+    | undefined;
+  /** The topic's tickets (of the grouped ones), ascending. */
+  ticketIds: number[];
+}
+
+export interface TopicAnswer {
+  /** kb (the topic's KB entry) or auto (an automatic answer sent to one of its tickets). */
+  kind: string;
+  text: string;
+  kbEntryId?: string | undefined;
+  kbQuestion?:
+    | string
+    | undefined;
+  /** Written by the configured LLM from the grounded text. */
+  summarized: boolean;
 }
 
 export interface GetLatestDigestRequest {
@@ -54,7 +108,7 @@ export interface BuildDigestResponse {
 }
 
 function createBaseDigest(): Digest {
-  return { orgId: "", weekStart: "", weekEnd: "", ticketCount: 0, content: "", generatedAt: "" };
+  return { orgId: "", weekStart: "", weekEnd: "", ticketCount: 0, content: "", generatedAt: "", summary: undefined };
 }
 
 export const Digest: MessageFns<Digest> = {
@@ -76,6 +130,9 @@ export const Digest: MessageFns<Digest> = {
     }
     if (message.generatedAt !== "") {
       writer.uint32(50).string(message.generatedAt);
+    }
+    if (message.summary !== undefined) {
+      DigestSummary.encode(message.summary, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -141,6 +198,14 @@ export const Digest: MessageFns<Digest> = {
             message.generatedAt = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.summary = DigestSummary.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -181,6 +246,7 @@ export const Digest: MessageFns<Digest> = {
         : isSet(object.generated_at)
         ? globalThis.String(object.generated_at)
         : "",
+      summary: isSet(object.summary) ? DigestSummary.fromJSON(object.summary) : undefined,
     };
   },
 
@@ -204,6 +270,9 @@ export const Digest: MessageFns<Digest> = {
     if (message.generatedAt !== "") {
       obj.generatedAt = message.generatedAt;
     }
+    if (message.summary !== undefined) {
+      obj.summary = DigestSummary.toJSON(message.summary);
+    }
     return obj;
   },
 
@@ -218,6 +287,597 @@ export const Digest: MessageFns<Digest> = {
     message.ticketCount = object.ticketCount ?? 0;
     message.content = object.content ?? "";
     message.generatedAt = object.generatedAt ?? "";
+    message.summary = (object.summary !== undefined && object.summary !== null)
+      ? DigestSummary.fromPartial(object.summary)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDigestSummary(): DigestSummary {
+  return {
+    isoWeek: "",
+    partial: false,
+    groupedTickets: 0,
+    answeredAutomatically: 0,
+    lastWeekTicketCount: undefined,
+    kbChecked: false,
+    topics: [],
+  };
+}
+
+export const DigestSummary: MessageFns<DigestSummary> = {
+  encode(message: DigestSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.isoWeek !== "") {
+      writer.uint32(10).string(message.isoWeek);
+    }
+    if (message.partial !== false) {
+      writer.uint32(16).bool(message.partial);
+    }
+    if (message.groupedTickets !== 0) {
+      writer.uint32(24).int32(message.groupedTickets);
+    }
+    if (message.answeredAutomatically !== 0) {
+      writer.uint32(32).int32(message.answeredAutomatically);
+    }
+    if (message.lastWeekTicketCount !== undefined) {
+      writer.uint32(40).int32(message.lastWeekTicketCount);
+    }
+    if (message.kbChecked !== false) {
+      writer.uint32(48).bool(message.kbChecked);
+    }
+    for (const v of message.topics) {
+      DigestTopic.encode(v!, writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DigestSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDigestSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.isoWeek = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.partial = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.groupedTickets = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.answeredAutomatically = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.lastWeekTicketCount = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.kbChecked = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.topics.push(DigestTopic.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DigestSummary {
+    return {
+      isoWeek: isSet(object.isoWeek)
+        ? globalThis.String(object.isoWeek)
+        : isSet(object.iso_week)
+        ? globalThis.String(object.iso_week)
+        : "",
+      partial: isSet(object.partial) ? globalThis.Boolean(object.partial) : false,
+      groupedTickets: isSet(object.groupedTickets)
+        ? globalThis.Number(object.groupedTickets)
+        : isSet(object.grouped_tickets)
+        ? globalThis.Number(object.grouped_tickets)
+        : 0,
+      answeredAutomatically: isSet(object.answeredAutomatically)
+        ? globalThis.Number(object.answeredAutomatically)
+        : isSet(object.answered_automatically)
+        ? globalThis.Number(object.answered_automatically)
+        : 0,
+      lastWeekTicketCount: isSet(object.lastWeekTicketCount)
+        ? globalThis.Number(object.lastWeekTicketCount)
+        : isSet(object.last_week_ticket_count)
+        ? globalThis.Number(object.last_week_ticket_count)
+        : undefined,
+      kbChecked: isSet(object.kbChecked)
+        ? globalThis.Boolean(object.kbChecked)
+        : isSet(object.kb_checked)
+        ? globalThis.Boolean(object.kb_checked)
+        : false,
+      topics: globalThis.Array.isArray(object?.topics)
+        ? object.topics.map((e: any) => DigestTopic.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: DigestSummary): unknown {
+    const obj: any = {};
+    if (message.isoWeek !== "") {
+      obj.isoWeek = message.isoWeek;
+    }
+    if (message.partial !== false) {
+      obj.partial = message.partial;
+    }
+    if (message.groupedTickets !== 0) {
+      obj.groupedTickets = Math.round(message.groupedTickets);
+    }
+    if (message.answeredAutomatically !== 0) {
+      obj.answeredAutomatically = Math.round(message.answeredAutomatically);
+    }
+    if (message.lastWeekTicketCount !== undefined) {
+      obj.lastWeekTicketCount = Math.round(message.lastWeekTicketCount);
+    }
+    if (message.kbChecked !== false) {
+      obj.kbChecked = message.kbChecked;
+    }
+    if (message.topics?.length) {
+      obj.topics = message.topics.map((e) => DigestTopic.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DigestSummary>, I>>(base?: I): DigestSummary {
+    return DigestSummary.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DigestSummary>, I>>(object: I): DigestSummary {
+    const message = createBaseDigestSummary();
+    message.isoWeek = object.isoWeek ?? "";
+    message.partial = object.partial ?? false;
+    message.groupedTickets = object.groupedTickets ?? 0;
+    message.answeredAutomatically = object.answeredAutomatically ?? 0;
+    message.lastWeekTicketCount = object.lastWeekTicketCount ?? undefined;
+    message.kbChecked = object.kbChecked ?? false;
+    message.topics = object.topics?.map((e) => DigestTopic.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDigestTopic(): DigestTopic {
+  return {
+    id: "",
+    title: "",
+    answered: false,
+    tickets: 0,
+    lastWeekTickets: 0,
+    trend: undefined,
+    answeredAutomatically: 0,
+    examples: [],
+    answer: undefined,
+    ticketIds: [],
+  };
+}
+
+export const DigestTopic: MessageFns<DigestTopic> = {
+  encode(message: DigestTopic, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.answered !== false) {
+      writer.uint32(24).bool(message.answered);
+    }
+    if (message.tickets !== 0) {
+      writer.uint32(32).int32(message.tickets);
+    }
+    if (message.lastWeekTickets !== 0) {
+      writer.uint32(40).int32(message.lastWeekTickets);
+    }
+    if (message.trend !== undefined) {
+      writer.uint32(50).string(message.trend);
+    }
+    if (message.answeredAutomatically !== 0) {
+      writer.uint32(56).int32(message.answeredAutomatically);
+    }
+    for (const v of message.examples) {
+      writer.uint32(66).string(v!);
+    }
+    if (message.answer !== undefined) {
+      TopicAnswer.encode(message.answer, writer.uint32(74).fork()).join();
+    }
+    if (message.ticketIds.length !== 0) {
+      writer.uint32(82).fork();
+      for (const v of message.ticketIds) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DigestTopic {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDigestTopic();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.answered = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.tickets = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.lastWeekTickets = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.trend = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.answeredAutomatically = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.examples.push(reader.string());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.answer = TopicAnswer.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag === 80) {
+              message.ticketIds.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 82) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.ticketIds.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DigestTopic {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      answered: isSet(object.answered) ? globalThis.Boolean(object.answered) : false,
+      tickets: isSet(object.tickets) ? globalThis.Number(object.tickets) : 0,
+      lastWeekTickets: isSet(object.lastWeekTickets)
+        ? globalThis.Number(object.lastWeekTickets)
+        : isSet(object.last_week_tickets)
+        ? globalThis.Number(object.last_week_tickets)
+        : 0,
+      trend: isSet(object.trend) ? globalThis.String(object.trend) : undefined,
+      answeredAutomatically: isSet(object.answeredAutomatically)
+        ? globalThis.Number(object.answeredAutomatically)
+        : isSet(object.answered_automatically)
+        ? globalThis.Number(object.answered_automatically)
+        : 0,
+      examples: globalThis.Array.isArray(object?.examples) ? object.examples.map((e: any) => globalThis.String(e)) : [],
+      answer: isSet(object.answer) ? TopicAnswer.fromJSON(object.answer) : undefined,
+      ticketIds: globalThis.Array.isArray(object?.ticketIds)
+        ? object.ticketIds.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.ticket_ids)
+        ? object.ticket_ids.map((e: any) => globalThis.Number(e))
+        : [],
+    };
+  },
+
+  toJSON(message: DigestTopic): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.answered !== false) {
+      obj.answered = message.answered;
+    }
+    if (message.tickets !== 0) {
+      obj.tickets = Math.round(message.tickets);
+    }
+    if (message.lastWeekTickets !== 0) {
+      obj.lastWeekTickets = Math.round(message.lastWeekTickets);
+    }
+    if (message.trend !== undefined) {
+      obj.trend = message.trend;
+    }
+    if (message.answeredAutomatically !== 0) {
+      obj.answeredAutomatically = Math.round(message.answeredAutomatically);
+    }
+    if (message.examples?.length) {
+      obj.examples = message.examples;
+    }
+    if (message.answer !== undefined) {
+      obj.answer = TopicAnswer.toJSON(message.answer);
+    }
+    if (message.ticketIds?.length) {
+      obj.ticketIds = message.ticketIds.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DigestTopic>, I>>(base?: I): DigestTopic {
+    return DigestTopic.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DigestTopic>, I>>(object: I): DigestTopic {
+    const message = createBaseDigestTopic();
+    message.id = object.id ?? "";
+    message.title = object.title ?? "";
+    message.answered = object.answered ?? false;
+    message.tickets = object.tickets ?? 0;
+    message.lastWeekTickets = object.lastWeekTickets ?? 0;
+    message.trend = object.trend ?? undefined;
+    message.answeredAutomatically = object.answeredAutomatically ?? 0;
+    message.examples = object.examples?.map((e) => e) || [];
+    message.answer = (object.answer !== undefined && object.answer !== null)
+      ? TopicAnswer.fromPartial(object.answer)
+      : undefined;
+    message.ticketIds = object.ticketIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseTopicAnswer(): TopicAnswer {
+  return { kind: "", text: "", kbEntryId: undefined, kbQuestion: undefined, summarized: false };
+}
+
+export const TopicAnswer: MessageFns<TopicAnswer> = {
+  encode(message: TopicAnswer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.text !== "") {
+      writer.uint32(18).string(message.text);
+    }
+    if (message.kbEntryId !== undefined) {
+      writer.uint32(26).string(message.kbEntryId);
+    }
+    if (message.kbQuestion !== undefined) {
+      writer.uint32(34).string(message.kbQuestion);
+    }
+    if (message.summarized !== false) {
+      writer.uint32(40).bool(message.summarized);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TopicAnswer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTopicAnswer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kbEntryId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kbQuestion = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.summarized = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TopicAnswer {
+    return {
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      kbEntryId: isSet(object.kbEntryId)
+        ? globalThis.String(object.kbEntryId)
+        : isSet(object.kb_entry_id)
+        ? globalThis.String(object.kb_entry_id)
+        : undefined,
+      kbQuestion: isSet(object.kbQuestion)
+        ? globalThis.String(object.kbQuestion)
+        : isSet(object.kb_question)
+        ? globalThis.String(object.kb_question)
+        : undefined,
+      summarized: isSet(object.summarized) ? globalThis.Boolean(object.summarized) : false,
+    };
+  },
+
+  toJSON(message: TopicAnswer): unknown {
+    const obj: any = {};
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.kbEntryId !== undefined) {
+      obj.kbEntryId = message.kbEntryId;
+    }
+    if (message.kbQuestion !== undefined) {
+      obj.kbQuestion = message.kbQuestion;
+    }
+    if (message.summarized !== false) {
+      obj.summarized = message.summarized;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TopicAnswer>, I>>(base?: I): TopicAnswer {
+    return TopicAnswer.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TopicAnswer>, I>>(object: I): TopicAnswer {
+    const message = createBaseTopicAnswer();
+    message.kind = object.kind ?? "";
+    message.text = object.text ?? "";
+    message.kbEntryId = object.kbEntryId ?? undefined;
+    message.kbQuestion = object.kbQuestion ?? undefined;
+    message.summarized = object.summarized ?? false;
     return message;
   },
 };
@@ -611,6 +1271,17 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -1,0 +1,413 @@
+// Weekly-digest quality end to end, through the real pipeline:
+//
+//   npm run eval:digest -- [--seeds 5] [--questions 20] [--gaps 5] [--floor 0.6] [--real]
+//                          [--data ../shared/data/stackfaq]
+//
+// For each seed, a fresh organization gets the StackFAQ corpus as its KB (admin API), then a
+// week of tickets through the public API: `--questions` dev threads picked at random, each
+// asked by 1–10 of its paraphrased dev queries, all shuffled. Tickets travel tickets → events →
+// triage → digest like any other; the digest of the current ISO week is built through the admin
+// API and its structured form (topics with ticket ids) is scored against the threads:
+//   - topics per question (topics / questions) and the most topics one question was split into;
+//   - pairwise precision / recall / F1 (pairs of tickets in one topic vs in one thread);
+//   - the share of tickets in a topic shown with a KB answer, and with their own thread's answer.
+// A second pass (`--gaps`, 0 to skip) removes that many of the week's questions from the KB:
+// their tickets should end up in "unanswered" topics (a KB article is missing).
+//
+// Stack: BASE_URL, ADMIN_URL and ADMIN_TOKEN point it at a running stack; otherwise it starts
+// one of its own on free ports (embedded adapters, or with --real throwaway MariaDB, Redis and
+// NATS, or the MYSQL_URL / REDIS_URL / NATS_URL given) and passes `--floor` to the digest as
+// DIGEST_KB_SCORE_FLOOR, and any DIGEST_* variable of its environment as is.
+// Evaluation data is only read, never copied into the product.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  readJsonl,
+  type CorpusEntry,
+  type EvalQuery,
+} from '../services/knowledge/src/eval/eval-data.js';
+import { startBackends, type Backends } from '../test/support/backends.js';
+import { api, Stack } from '../test/support/stack.js';
+
+const { values: args } = parseArgs({
+  options: {
+    seeds: { type: 'string', default: '5' },
+    questions: { type: 'string', default: '20' },
+    gaps: { type: 'string', default: '5' },
+    floor: { type: 'string' },
+    real: { type: 'boolean', default: false },
+    data: { type: 'string', default: resolve('../shared/data/stackfaq') },
+  },
+});
+const SEEDS = Number(args.seeds);
+const QUESTIONS = Number(args.questions);
+const GAPS = Number(args.gaps);
+const MAX_TICKETS_PER_QUESTION = 10;
+const CONCURRENCY = 4;
+const ALL_SCOPES = ['kb:read', 'faq:read', 'tickets:read', 'tickets:write'];
+
+interface Target {
+  baseUrl: string;
+  admin<T>(method: string, path: string, body?: unknown): Promise<T>;
+}
+
+interface Topic {
+  id: string;
+  title: string;
+  answered: boolean;
+  tickets: number;
+  answer: { kind: string; kb_entry_id: string | null } | null;
+  ticket_ids: number[];
+}
+
+interface WeekResult {
+  questions: number;
+  tickets: number;
+  topics: number;
+  /** Most topics the tickets of one question were spread over. */
+  worstSplit: number;
+  precision: number;
+  recall: number;
+  f1: number;
+  /** Share of the answerable questions' tickets in a topic shown with a KB answer… */
+  withKbAnswer: number;
+  /** …and with the answer of their own question. */
+  withOwnAnswer: number;
+  /** Share of the tickets of questions removed from the KB that sit in unanswered topics. */
+  gapsUnanswered: number | undefined;
+  autoAnswered: number;
+  buildMs: number;
+}
+
+/** mulberry32: a small seeded PRNG, so every run draws the same weeks. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function shuffle<T>(items: T[], rnd: () => number): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+/** A week: `QUESTIONS` threads, each asked by 1–10 of its queries; and the threads left out of the KB. */
+function drawWeek(
+  byThread: Map<string, EvalQuery[]>,
+  seed: number,
+  gaps: number,
+): { tickets: EvalQuery[]; removed: Set<string> } {
+  const rnd = random(seed);
+  const threads = shuffle([...byThread.keys()].sort(), rnd).slice(0, QUESTIONS);
+  const tickets: EvalQuery[] = [];
+  for (const t of threads) {
+    const size = 1 + Math.floor(rnd() * MAX_TICKETS_PER_QUESTION);
+    tickets.push(...shuffle(byThread.get(t)!, rnd).slice(0, size));
+  }
+  return { tickets: shuffle(tickets, rnd), removed: new Set(threads.slice(0, gaps)) };
+}
+
+async function mapLimit<T>(items: T[], fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitUntil(what: string, check: () => Promise<boolean>, ms = 120_000): Promise<void> {
+  for (const until = Date.now() + ms; Date.now() < until; await sleep(500)) {
+    if (await check()) return;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function mondayOf(now: Date): string {
+  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return new Date(midnight - ((now.getUTCDay() + 6) % 7) * 86_400_000).toISOString().slice(0, 10);
+}
+
+async function runWeek(
+  target: Target,
+  corpus: CorpusEntry[],
+  byThread: Map<string, EvalQuery[]>,
+  seed: number,
+  gaps: number,
+): Promise<WeekResult> {
+  const { tickets, removed } = drawWeek(byThread, seed, gaps);
+  const org = `dg-eval-${seed}-${gaps}-${Date.now().toString(36)}`;
+  await target.admin('POST', '/admin/v1/orgs', { id: org, name: `Digest evaluation ${org}` });
+  await target.admin('PATCH', `/admin/v1/orgs/${org}/settings`, {
+    rate_limit_per_key_per_min: 100_000,
+    rate_limit_per_org_per_min: 100_000,
+  });
+  const { key } = await target.admin<{ key: string }>('POST', `/admin/v1/orgs/${org}/keys`, {
+    name: 'digest-eval',
+    scopes: ALL_SCOPES,
+  });
+  const kb = corpus
+    .filter((c) => !removed.has(c.thread_id))
+    .map((c) => ({ id: c.faq_id, question: c.question, answer: c.answer }));
+  const imported = await target.admin<{ inserted: number; failed: unknown[] }>(
+    'POST',
+    `/admin/v1/orgs/${org}/kb/entries`,
+    kb,
+  );
+  if (imported.failed.length > 0 || imported.inserted !== kb.length)
+    throw new Error(`KB import: ${JSON.stringify(imported).slice(0, 300)}`);
+
+  const weekStart = mondayOf(new Date());
+  const threadOf = new Map<number, string>();
+  await mapLimit(tickets, async (q) => {
+    const res = await api(target.baseUrl, 'POST', '/api/v1/agent/tickets', {
+      key,
+      body: { content: q.text },
+    });
+    if (res.status !== 201) throw new Error(`create ticket → ${res.status} ${res.text}`);
+    threadOf.set(res.json.ticket_id as number, q.thread_id);
+  });
+  if (mondayOf(new Date()) !== weekStart) throw new Error('the ISO week changed during the run');
+
+  // Triage first (it decides the automatic answers), then the digest's count.
+  await waitUntil('triage of every ticket', async () => {
+    let triaged = 0;
+    let cursor: string | null = null;
+    do {
+      const page = await api(
+        target.baseUrl,
+        'GET',
+        `/api/v1/agent/tickets?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { key },
+      );
+      triaged += (page.json.tickets as Array<{ ai_summary: string | null }>).filter(
+        (t) => t.ai_summary !== null,
+      ).length;
+      cursor = page.json.next_cursor as string | null;
+    } while (cursor);
+    return triaged === tickets.length;
+  });
+  const build = () =>
+    target.admin<{
+      ticket_count: number;
+      summary: { topics: Topic[]; answered_automatically: number };
+    }>('POST', `/admin/v1/orgs/${org}/digests`, { week_start: weekStart });
+  await waitUntil('the digest to count every ticket', async () => {
+    return (await build()).ticket_count === tickets.length;
+  });
+  await sleep(1_000); // the last triage events reach the digest
+  const started = performance.now();
+  const digest = await build();
+  const buildMs = performance.now() - started;
+  return {
+    ...score(digest.summary.topics, threadOf, corpus, removed),
+    autoAnswered: digest.summary.answered_automatically / tickets.length,
+    buildMs,
+  };
+}
+
+function score(
+  topics: Topic[],
+  threadOf: Map<number, string>,
+  corpus: CorpusEntry[],
+  removed: Set<string>,
+): Omit<WeekResult, 'autoAnswered' | 'buildMs'> {
+  const entryThread = new Map(corpus.map((c) => [c.faq_id, c.thread_id]));
+  const topicOf = new Map<number, Topic>();
+  for (const t of topics) for (const id of t.ticket_ids) topicOf.set(id, t);
+  const ids = [...threadOf.keys()];
+  if (ids.some((id) => !topicOf.has(id))) throw new Error('a ticket is in no topic');
+
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  for (let i = 0; i < ids.length; i++)
+    for (let j = i + 1; j < ids.length; j++) {
+      const sameThread = threadOf.get(ids[i]!) === threadOf.get(ids[j]!);
+      const sameTopic = topicOf.get(ids[i]!) === topicOf.get(ids[j]!);
+      if (sameThread && sameTopic) tp++;
+      else if (sameTopic) fp++;
+      else if (sameThread) fn++;
+    }
+  const precision = tp + fp > 0 ? tp / (tp + fp) : 1;
+  const recall = tp + fn > 0 ? tp / (tp + fn) : 1;
+  const threads = new Set(threadOf.values());
+  const splits = [...threads].map(
+    (th) => new Set(ids.filter((id) => threadOf.get(id) === th).map((id) => topicOf.get(id))).size,
+  );
+  const answerable = ids.filter((id) => !removed.has(threadOf.get(id)!));
+  const gapTickets = ids.filter((id) => removed.has(threadOf.get(id)!));
+  const kbEntry = (id: number) => {
+    const t = topicOf.get(id)!;
+    return t.answered && t.answer?.kind === 'kb' ? (t.answer.kb_entry_id ?? undefined) : undefined;
+  };
+  const share = (list: number[], ok: (id: number) => boolean) =>
+    list.length === 0 ? 1 : list.filter(ok).length / list.length;
+  return {
+    questions: threads.size,
+    tickets: ids.length,
+    topics: topics.length,
+    worstSplit: Math.max(...splits),
+    precision,
+    recall,
+    f1: (2 * precision * recall) / (precision + recall || 1),
+    withKbAnswer: share(answerable, (id) => kbEntry(id) !== undefined),
+    withOwnAnswer: share(
+      answerable,
+      (id) => entryThread.get(kbEntry(id) ?? '') === threadOf.get(id),
+    ),
+    gapsUnanswered:
+      gapTickets.length > 0 ? share(gapTickets, (id) => !topicOf.get(id)!.answered) : undefined,
+  };
+}
+
+function report(label: string, results: WeekResult[]): void {
+  const mean = (f: (r: WeekResult) => number) =>
+    results.reduce((s, r) => s + f(r), 0) / results.length;
+  const min = (f: (r: WeekResult) => number) => Math.min(...results.map(f));
+  const max = (f: (r: WeekResult) => number) => Math.max(...results.map(f));
+  const tpq = (r: WeekResult) => r.topics / r.questions;
+  const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+  console.log(`\n${label}`);
+  console.log(
+    '| seed | questions | tickets | topics | topics/question | worst split | P | R | F1 | with KB answer | with own answer |' +
+      (results[0]?.gapsUnanswered !== undefined ? ' gaps unanswered |' : ''),
+  );
+  console.log(
+    '|---|---|---|---|---|---|---|---|---|---|---|' +
+      (results[0]?.gapsUnanswered !== undefined ? '---|' : ''),
+  );
+  results.forEach((r, i) =>
+    console.log(
+      `| ${i + 1} | ${r.questions} | ${r.tickets} | ${r.topics} | ${tpq(r).toFixed(2)} | ${r.worstSplit} | ${r.precision.toFixed(3)} | ${r.recall.toFixed(3)} | ${r.f1.toFixed(3)} | ${pct(r.withKbAnswer)} | ${pct(r.withOwnAnswer)} |` +
+        (r.gapsUnanswered !== undefined ? ` ${pct(r.gapsUnanswered)} |` : ''),
+    ),
+  );
+  console.log(
+    `| mean | | ${mean((r) => r.tickets).toFixed(1)} | ${mean((r) => r.topics).toFixed(1)} | ${mean(tpq).toFixed(2)} (worst ${max(tpq).toFixed(2)}) | ${max((r) => r.worstSplit)} | ${mean((r) => r.precision).toFixed(3)} | ${mean((r) => r.recall).toFixed(3)} | ${mean((r) => r.f1).toFixed(3)} (worst ${min((r) => r.f1).toFixed(3)}) | ${pct(mean((r) => r.withKbAnswer))} (worst ${pct(min((r) => r.withKbAnswer))}) | ${pct(mean((r) => r.withOwnAnswer))} (worst ${pct(min((r) => r.withOwnAnswer))}) |` +
+      (results[0]?.gapsUnanswered !== undefined
+        ? ` ${pct(mean((r) => r.gapsUnanswered ?? 0))} |`
+        : ''),
+  );
+  console.log(
+    `answered automatically by triage: ${pct(mean((r) => r.autoAnswered))} of the tickets; digest build: mean ${mean((r) => r.buildMs).toFixed(0)} ms`,
+  );
+}
+
+async function openTarget(): Promise<{ target: Target; close(): Promise<void>; mode: string }> {
+  const { BASE_URL, ADMIN_URL, ADMIN_TOKEN } = process.env;
+  if (BASE_URL && ADMIN_URL && ADMIN_TOKEN) {
+    return {
+      mode: `running stack at ${BASE_URL}`,
+      target: {
+        baseUrl: BASE_URL.replace(/\/+$/, ''),
+        async admin<T>(method: string, path: string, body?: unknown) {
+          const res = await fetch(`${ADMIN_URL.replace(/\/+$/, '')}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          });
+          const text = await res.text();
+          if (!res.ok) throw new Error(`admin ${method} ${path} → ${res.status} ${text}`);
+          return (text ? JSON.parse(text) : undefined) as T;
+        },
+      },
+      close: async () => undefined,
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'eval-digest-'));
+  let backends: Backends | undefined;
+  let urls = {
+    mysqlUrl: process.env.MYSQL_URL,
+    redisUrl: process.env.REDIS_URL,
+    natsUrl: process.env.NATS_URL,
+  };
+  if (args.real && !urls.mysqlUrl) {
+    backends = await startBackends(join(dir, 'backends'));
+    urls = {
+      mysqlUrl: backends.mysql.url,
+      redisUrl: backends.redis.url,
+      natsUrl: backends.nats.url,
+    };
+  }
+  const defined = Object.fromEntries(Object.entries(urls).filter(([, v]) => v)) as Record<
+    string,
+    string
+  >;
+  const stack = await new Stack({
+    dir,
+    ...defined,
+    env: {
+      // DIGEST_* settings of this environment reach the digest (e.g. DIGEST_TOPIC_THRESHOLD).
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(
+          (e): e is [string, string] => e[0].startsWith('DIGEST_') && e[1] !== undefined,
+        ),
+      ),
+      DIGEST_SCHEDULER_ENABLED: 'false',
+      ...(args.floor !== undefined ? { DIGEST_KB_SCORE_FLOOR: args.floor } : {}),
+    },
+  }).start();
+  return {
+    mode: urls.mysqlUrl ? 'real backends (MariaDB, Redis, NATS)' : 'embedded adapters',
+    target: {
+      baseUrl: stack.baseUrl(),
+      admin: <T>(method: string, path: string, body?: unknown) =>
+        stack.admin<T>(method, path, body),
+    },
+    async close() {
+      await stack.stop();
+      await backends?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const corpus = readJsonl<CorpusEntry>(join(args.data, 'corpus.jsonl'));
+  const byThread = new Map<string, EvalQuery[]>();
+  for (const q of readJsonl<EvalQuery>(join(args.data, 'queries-dev.jsonl'))) {
+    if (!q.text?.trim()) continue;
+    byThread.set(q.thread_id, [...(byThread.get(q.thread_id) ?? []), q]);
+  }
+  const { target, close, mode } = await openTarget();
+  try {
+    console.log(
+      `digest evaluation: ${mode}; ${SEEDS} weeks of ${QUESTIONS} StackFAQ dev questions (1–${MAX_TICKETS_PER_QUESTION} tickets each)` +
+        (args.floor !== undefined ? `; DIGEST_KB_SCORE_FLOOR=${args.floor}` : ''),
+    );
+    const full: WeekResult[] = [];
+    for (let seed = 1; seed <= SEEDS; seed++)
+      full.push(await runWeek(target, corpus, byThread, seed, 0));
+    report('KB answers every question', full);
+    if (GAPS > 0) {
+      const gapped: WeekResult[] = [];
+      for (let seed = 1; seed <= SEEDS; seed++)
+        gapped.push(await runWeek(target, corpus, byThread, seed, GAPS));
+      report(`${GAPS} of the ${QUESTIONS} questions removed from the KB`, gapped);
+    }
+  } finally {
+    await close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`eval-digest: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
