@@ -48,7 +48,13 @@ describe('answer policy sync', () => {
     await waitUntil(() => r.delivered.length > 0);
     await new Promise((res) => setTimeout(res, 100));
     assert.deepEqual(r.delivered, [
-      { orgId: 'acme', policy: { deflectionMonthlyLimit: 6, highConfidenceThreshold: 75 } },
+      {
+        orgId: 'acme',
+        policy: {
+          deflectionMonthlyLimit: 6,
+          highConfidenceThreshold: defaultSettings(new Date()).highConfidenceThreshold,
+        },
+      },
     ]);
     sync.stop();
   });

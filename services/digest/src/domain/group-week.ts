@@ -1,6 +1,11 @@
 import type { Logger } from '@support-agent/shared';
 import { clusterTopics, dot, type SeedGroup } from './cluster-topics.js';
-import { anchorQuestions, groupAnchor, type AnchoredTopic } from './kb-anchoring.js';
+import {
+  anchorQuestions,
+  groupAnchor,
+  SUPPORTED_MATCH_SHARE,
+  type AnchoredTopic,
+} from './kb-anchoring.js';
 import type { Embedder, KbHit, KnowledgeSearch, WeekTicket } from './ports.js';
 import { oneLine, questionKey, truncate } from './text.js';
 import type { IdentityDraft } from './week-over-week.js';
@@ -104,7 +109,7 @@ export async function groupWeek(
   const clustered = await clusterTopics(
     questions.map((q, i) => ({
       vector: vectors[i]!,
-      profile: anchoring.candidates[i]!,
+      profile: evidenceProfile(anchoring.candidates[i]!, settings.kbScoreFloor),
       weight: q.tickets.length,
     })),
     seeds,
@@ -305,4 +310,15 @@ export async function mapLimit(
     while (next < count) await fn(next++);
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, count)) }, worker));
+}
+
+/**
+ * The KB hits that count as evidence when comparing two questions: those strong enough to
+ * join a confirmed topic. Search scores are calibrated probabilities, so an unrelated
+ * question still gets every entry of a small KB at a low, near-uniform score; compared as
+ * unit vectors those flat profiles would look alike and pull it into the biggest topic.
+ */
+function evidenceProfile(candidates: Map<string, number>, floor: number): Map<string, number> {
+  const min = floor * SUPPORTED_MATCH_SHARE;
+  return new Map([...candidates].filter(([, score]) => score >= min));
 }
