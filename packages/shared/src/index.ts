@@ -7,7 +7,7 @@ export * from './lifecycle.js';
 export * from './v8-flags.js';
 export * from './time.js';
 export * from './journal.js';
-export * from './mysql.js';
+export * from './mysql/index.js';
 export * from './metrics.js';
 export * from './trace-context.js';
 export * from './dir-lock.js';
