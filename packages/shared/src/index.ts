@@ -12,3 +12,4 @@ export * from './metrics.js';
 export * from './trace-context.js';
 export * from './dir-lock.js';
 export * from './nats.js';
+export * from './service-clients.js';
