@@ -13,3 +13,4 @@ export * from './trace-context.js';
 export * from './dir-lock.js';
 export * from './nats.js';
 export * from './service-clients.js';
+export * from './service-main.js';
