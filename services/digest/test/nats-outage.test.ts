@@ -59,6 +59,8 @@ describe('NATS outage', () => {
       DIGEST_EMBEDDINGS: 'lexical',
       DIGEST_METRICS_PORT: String(await freePort()),
       DIGEST_CONSUMER_CONCURRENCY: String(WORKERS),
+      // One event per worker in flight (batch-apply.test.ts covers an outage with batches).
+      DIGEST_CONSUMER_BATCH: '1',
     });
     const firstIds = firstBatch.map((e) => e.id);
     await eventually(
