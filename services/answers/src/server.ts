@@ -4,7 +4,7 @@ import { answers } from '@support-agent/proto';
 import { llmConfigured, type AnswersConfig } from './config.js';
 import { openTicketEventSource, TRIAGE_CONSUMER } from '@support-agent/events';
 import type { DeflectionLedger, LanguageModel, PolicyStore } from './domain/ports.js';
-import type { TriageDeps } from './domain/triage.js';
+import { TriageMemo, type TriageDeps } from './domain/triage.js';
 import { loadTriageModel } from './domain/triage-model.js';
 import { EmbeddedLedger } from './data-access/embedded-ledger.js';
 import { ExtractiveModel } from './data-access/extractive-llm.js';
@@ -99,6 +99,7 @@ export async function start(
       now,
       reservationTtlMs: config.RESERVATION_TTL_MS,
       llmTimeoutMs: config.LLM_TIMEOUT_MS,
+      memo: new TriageMemo(),
     };
 
     const sweeper = startSweeper(ledger, logger, now, config.RESERVATION_TTL_MS);
