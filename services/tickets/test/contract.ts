@@ -759,7 +759,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
             Promise.reject((status as PromiseRejectedResult).reason),
             'conflict',
           );
-          const triage = results[2 * i + 1]!;
+          const triage = results[2 * i + 1] as PromiseSettledResult<tickets.ApplyTriageResponse>;
           assert.ok(triage.status === 'fulfilled' && triage.value.applied);
           const ticket = (await client.getTicket({ orgId, ticketId: ids[i]! })).ticket!;
           assert.deepEqual([ticket.status, ticket.category], ['open', 'bug']);
