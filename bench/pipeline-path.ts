@@ -13,9 +13,8 @@
 import type autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { connect, type JetStreamManager } from 'nats';
 import { startExperiment } from './lib/experiment.js';
-import { autocannonRun, CpuMeter } from './lib/measure.js';
+import { createThroughPipeline, describePipeline } from './lib/pipeline.js';
 import { ticketTexts } from './lib/seed.js';
 import { entry, queryFor } from './synthetic-kb.js';
 
@@ -23,7 +22,6 @@ const SECONDS = Number(process.argv[2] ?? 10);
 const CONNECTIONS = Number(process.argv[3] ?? 32);
 const ROUNDS = Number(process.argv[4] ?? 2);
 const KB_ENTRIES = 1000;
-const DURABLES = ['answers-triage', 'digest-aggregator'];
 const RESTARTED = ['tickets', 'answers', 'digest'];
 const FIXED_TEXT = 'My export to CSV fails with a timeout after 30 seconds.';
 
@@ -47,7 +45,6 @@ const { stack, backends, key, processes, stop } = await startExperiment(
   ['tickets', 'knowledge', 'answers', 'digest'],
   'warn',
 );
-const nc = await connect({ servers: backends.nats.url });
 try {
   const entries = Array.from({ length: KB_ENTRIES }, (_, i) => entry(i));
   await stack.admin('POST', '/admin/v1/orgs/bench/kb/entries', entries);
@@ -58,7 +55,6 @@ try {
           i % 2 === 0 ? queryFor(entries[(i * 7919) % KB_ENTRIES]!.question) : others[i]!,
         )
       : [FIXED_TEXT];
-  const jsm = await nc.jetstreamManager();
   let t = 0;
   const opts: autocannon.Options = {
     url: `${stack.baseUrl()}/api/v1/agent/tickets`,
@@ -85,75 +81,25 @@ try {
       await Promise.all(RESTARTED.map((n) => stack.waitForService(n)));
       console.log(`round ${round}: variant ${variant.name} ${JSON.stringify(variant.env)}`);
     }
-    // A short warm-up whose tickets are worked off before the measured run starts.
-    await autocannonRun(
-      'warm-up',
-      opts,
-      { seconds: 5, connections: CONNECTIONS, maxRequests: 200_000, warmupSeconds: 0 },
-      processes,
-    );
-    await caughtUp(jsm, 600_000);
-    const createdBefore = await subjectCount(jsm, 'tickets.created');
-    const all = new CpuMeter(processes).start();
-    const run = await autocannonRun(
+    const { run, pipeline } = await createThroughPipeline(
+      backends.nats.url,
+      backends.mysql.url,
       `create, whole pipeline, round ${round}${variant ? ` (${variant.name})` : ''}`,
       opts,
-      { seconds: SECONDS, connections: CONNECTIONS, maxRequests: 200_000, warmupSeconds: 0 },
+      { seconds: SECONDS, connections: CONNECTIONS, maxRequests: 200_000, warmupSeconds: 5 },
       processes,
     );
-    const ended = Date.now();
-    const created = (await subjectCount(jsm, 'tickets.created', createdBefore + run.requests - run.errors)) -
-      createdBefore;
-    await caughtUp(jsm, 600_000);
-    const tail = (Date.now() - ended) / 1000;
-    const perTicket = all.perRequest(run.requests);
-    const total = Object.values(perTicket).reduce((a, b) => a + b, 0);
     const label = variant?.name ?? 'all';
-    (totals[label] ??= []).push(total);
+    (totals[label] ??= []).push(pipeline.totalCpuMs);
     console.log(
-      `  ${run.requests} created (${created} events), ${run.rps}/s; caught up ${tail.toFixed(1)} s after the end; load ${loadavg()
+      `  ${describePipeline(pipeline)}; load ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}`,
-    );
-    console.log(
-      `  CPU ms/ticket incl. the tail: ${Object.entries(perTicket)
-        .map(([name, ms]) => `${name} ${ms}`)
-        .join(', ')}; total ${total.toFixed(2)}`,
     );
     console.log(`  peak RSS MB: ${JSON.stringify(run.peakRssMb)}`);
   }
   for (const [label, values] of Object.entries(totals))
     console.log(`total CPU ms/ticket, ${label}: ${values.map((v) => v.toFixed(2)).join(', ')}`);
 } finally {
-  await nc.close();
   await stop();
-}
-
-async function subjectCount(jsm: JetStreamManager, subject: string, atLeast = 0): Promise<number> {
-  const until = Date.now() + 60_000;
-  for (;;) {
-    const info = await jsm.streams.info('TICKETS', { subjects_filter: subject });
-    const n = info.state.subjects?.[subject] ?? 0;
-    if (n >= atLeast || Date.now() > until) return n;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** Until every created ticket is triaged and both durable consumers have nothing pending. */
-async function caughtUp(jsm: JetStreamManager, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const [created, triaged] = await Promise.all([
-      subjectCount(jsm, 'tickets.created'),
-      subjectCount(jsm, 'tickets.triaged'),
-    ]);
-    let pending = 0;
-    for (const name of DURABLES) {
-      const info = await jsm.consumers.info('TICKETS', name).catch(() => undefined);
-      pending += info ? info.num_pending + info.num_ack_pending : 1;
-    }
-    if (triaged >= created && pending === 0) return;
-    if (Date.now() > until) throw new Error('the pipeline did not catch up');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
