@@ -1,6 +1,7 @@
 // Events applied in batches (one transaction each) against real MariaDB and NATS: a ticket's
 // events folded together, repeats in and across batches, concurrent batches racing for the same
-// new tickets and event ids, a restart between batches and NATS killed with batches in hand.
+// new tickets and event ids, and a restart between batches (nats-outage.test.ts kills NATS with
+// batches in hand).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -182,56 +183,5 @@ describe('batched aggregation', () => {
     const m = await scrapeMetrics(second.server.metricsPort!);
     assert.equal(m.get('digest_events_processed_total'), ids.length - afterFirst);
     assert.ok(m.get('digest_events_duplicate_total')! > 0, 'the late copies were skipped');
-  });
-
-  it('when NATS is killed while batches are being applied and comes back, then every event is applied once', async () => {
-    const org = newOrg('outage');
-    const WORKERS = 2;
-    const BATCH = 10;
-    const firstBatch = Array.from({ length: 80 }, (_, i) =>
-      ticketEvents(org, `Outage batch question ${i}`, inWeek(lastWeek, i % 7, 9, i % 60), {
-        answered: i % 4 === 0,
-      }),
-    ).flat();
-    let publisher = await EventPublisher.connect(nats.url);
-    await publisher.publish(firstBatch);
-    await publisher.close();
-    const svc = await startDigest({
-      MYSQL_URL: db.url,
-      NATS_URL: nats.url,
-      DIGEST_EMBEDDINGS: 'lexical',
-      DIGEST_CONSUMER_NAME: newConsumerName(),
-      DIGEST_METRICS_PORT: String(await freePort()),
-      DIGEST_CONSUMER_CONCURRENCY: String(WORKERS),
-      DIGEST_CONSUMER_BATCH: String(BATCH),
-    });
-    running.push(svc);
-    const firstIds = firstBatch.map((e) => e.id);
-    await eventually(
-      async () => ((await processedCount(db.url, firstIds)) >= 1 ? true : undefined),
-      15_000,
-      'the first events',
-    );
-    nats.kill('SIGKILL');
-    const beforeRestart = await processedCount(db.url, firstIds);
-    await new Promise((r) => setTimeout(r, 1_500));
-    // While NATS is away at most the batches in hand are applied.
-    assert.ok((await processedCount(db.url, firstIds)) <= beforeRestart + WORKERS * BATCH);
-    await nats.restart();
-
-    const secondBatch = Array.from({ length: 10 }, (_, i) =>
-      ticketEvents(org, `After the batch outage ${i}`, inWeek(lastWeek, 6, 12, i)),
-    ).flat();
-    publisher = await EventPublisher.connect(nats.url);
-    await publisher.publish(secondBatch);
-    await publisher.close();
-    const allIds = [...firstIds, ...secondBatch.map((e) => e.id)];
-    await eventually(
-      async () => ((await processedCount(db.url, allIds)) === allIds.length ? true : undefined),
-      30_000,
-      'every event applied',
-    );
-    assert.ok(beforeRestart < firstIds.length, `events were pending at the kill`);
-    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: 90 });
   });
 });

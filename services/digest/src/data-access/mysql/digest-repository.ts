@@ -11,7 +11,7 @@ import type {
   WeekCount,
   WeekTicket,
 } from '../../domain/ports.js';
-import { applyEvents, TICKET_COLUMNS, toAggregate } from './apply-events.js';
+import { applyEvents, TICKET_COLUMNS, ticketRow, toAggregate } from './apply-events.js';
 import { SCHEMA } from './migrations.js';
 import { MysqlScheduleStore } from './schedule-store.js';
 import { guarded, inTransaction } from './transactions.js';
@@ -229,18 +229,7 @@ export class MysqlDigestRepository implements DigestRepository {
     t: TicketAggregate,
     exists: boolean,
   ): Promise<void> {
-    const values = [
-      t.weekStart,
-      t.createdAt,
-      t.content,
-      t.category,
-      t.status,
-      t.statusAt,
-      t.triagedAt,
-      t.answered ? 1 : 0,
-      t.aiSummary,
-      t.aiAnswer,
-    ];
+    const values = ticketRow(t).slice(2); // all but the key
     if (exists) {
       await conn.query(
         `UPDATE digest_tickets
