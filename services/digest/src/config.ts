@@ -101,28 +101,29 @@ export const configSchema = z
     /** `auto`: knowledge's EmbeddingsService, falling back to the built-in lexical embeddings; `lexical`: built-in only. */
     DIGEST_EMBEDDINGS: z.enum(['auto', 'lexical']).default('auto'),
     /**
-     * Average-linkage similarity (half embedding cosine, half KB hit-profile cosine; the
-     * embedding alone without hits) at which questions and topics merge; unset = a default per
-     * vector space, each the best pairwise F1 on the StackFAQ dev weeks (docs/answer-quality.md):
-     * 0.25 with knowledge's hashed embeddings, 0.3 for the built-in lexical ones (used when
-     * knowledge is down, so embeddings alone).
+     * Average-linkage similarity at which questions and topics merge: embedding cosine + 2 ×
+     * the probability that one KB topic answers both (Σ of products of their calibrated search
+     * scores; the cosine alone without hits). Unset = a default per vector space: 0.6 with
+     * knowledge's hashed embeddings (chosen on the StackFAQ dev weeks, docs/answer-quality.md),
+     * 0.3 for the built-in lexical ones (used only when knowledge is down, so cosine alone).
      */
-    DIGEST_TOPIC_THRESHOLD: z.coerce.number().min(0).max(1).optional(),
+    DIGEST_TOPIC_THRESHOLD: z.coerce.number().min(0).max(3).optional(),
     DIGEST_TOPIC_THRESHOLD_LEXICAL: unit(0.3),
-    DIGEST_TOPIC_THRESHOLD_HASHED: unit(0.25),
+    DIGEST_TOPIC_THRESHOLD_HASHED: z.coerce.number().min(0).max(3).default(0.6),
     /** Not measured here (no learned model runs in this environment): dense cosines run higher. */
-    DIGEST_TOPIC_THRESHOLD_DENSE: unit(0.5),
+    DIGEST_TOPIC_THRESHOLD_DENSE: z.coerce.number().min(0).max(3).default(0.75),
     /** Topics shown with their answers. */
     DIGEST_TOP_TOPICS: int(1, 100, 10),
     /** Unanswered topics listed in the Markdown, biggest first (the rest are counted). */
     DIGEST_CHECKED_TOPICS: int(1, 200, 25),
     /**
-     * Confidence a KB topic needs to anchor the week's questions: 1 − Π(1 − score) over the
-     * questions that match it best (a question then joins with half of it); the rest are
-     * clustered as unanswered. The one knob to retune when knowledge's scores change:
-     * `npm run eval:digest -- --floor <x>` (docs/answer-quality.md).
+     * Share of a topic's tickets its best KB entry must be expected to answer (its mean
+     * calibrated search score over them) for the topic to be shown with that answer; below it
+     * the topic is listed as unanswered, unless triage answered one of its tickets
+     * automatically. Retune when knowledge's scores change: `npm run eval:digest -- --floor <x>`
+     * (docs/answer-quality.md).
      */
-    DIGEST_KB_SCORE_FLOOR: unit(0.7),
+    DIGEST_KB_SCORE_FLOOR: unit(0.5),
     /** KB hits per question taken as its candidate topics. */
     DIGEST_SEARCH_DEPTH: int(1, 20, 10),
     /** KB searches in flight at once while a digest is built. */
