@@ -66,6 +66,8 @@ interface Group {
   vector: Float64Array;
   /** Σ weight · KB candidate scores. */
   profile: Map<string, number>;
+  /** Indexes of the non-zero dimensions of `vector` (hashed embeddings are mostly zeros). */
+  nonzero: Int32Array | undefined;
 }
 
 export async function clusterTopics(
@@ -82,6 +84,7 @@ export async function clusterTopics(
     weight: item.weight,
     vector: toUnit(item.vector, dims).map((x) => x * item.weight),
     profile: new Map([...item.profile].map(([key, s]) => [key, s * item.weight])),
+    nonzero: undefined,
   }));
   let clustered = groups;
   if (groups.length > MAX_AGGLOMERATIVE_GROUPS) {
@@ -107,7 +110,7 @@ type Link = (a: Group, b: Group) => number;
  */
 function linkage(kbWeight: number): Link {
   return (a, b) => {
-    let s = dot(a.vector, b.vector);
+    let s = sparseVectorDot(a, b);
     if (kbWeight > 0 && a.profile.size > 0 && b.profile.size > 0)
       s += kbWeight * sparseDot(a.profile, b.profile);
     return s / (a.weight * b.weight);
@@ -123,7 +126,7 @@ async function agglomerate(
   const n = groups.length;
   if (n < 2) return groups;
   const dims = groups[0]!.vector.length;
-  const sim = new Float32Array(n * n).fill(-Infinity);
+  const sim = new Float64Array(n * n).fill(-Infinity);
   for (let a = 0; a < n; a++) {
     await pacer.spend((n - a) * dims);
     for (let b = a + 1; b < n; b++) {
@@ -164,15 +167,19 @@ async function agglomerate(
     }
     if (a < 0 || s < threshold) break;
     const [into, from] = [a, best[a]!];
-    mergeInto(groups[into]!, groups[from]!);
-    alive[from] = false;
-    await pacer.spend(n * dims);
+    // Lance–Williams: the average linkage of the merged group is the weighted mean of the
+    // two groups' linkages, so a merge needs no vector arithmetic.
+    const wi = groups[into]!.weight;
+    const wf = groups[from]!.weight;
     for (let c = 0; c < n; c++) {
-      if (!alive[c] || c === into) continue;
-      const v = link(groups[into]!, groups[c]!);
+      if (!alive[c] || c === into || c === from) continue;
+      const v = (wi * sim[into * n + c]! + wf * sim[from * n + c]!) / (wi + wf);
       sim[into * n + c] = v;
       sim[c * n + into] = v;
     }
+    groups[into]!.members.push(...groups[from]!.members);
+    groups[into]!.weight += wf;
+    alive[from] = false;
     for (let c = 0; c < n; c++) {
       if (!alive[c]) continue;
       if (c === into || best[c] === into || best[c] === from) rowBest(c);
@@ -216,10 +223,30 @@ function toTopic(g: Group): Topic {
 }
 
 function mergeInto(into: Group, from: Group): void {
+  into.nonzero = undefined;
   into.members.push(...from.members);
   into.weight += from.weight;
   for (let d = 0; d < into.vector.length; d++) into.vector[d]! += from.vector[d]!;
   for (const [key, v] of from.profile) into.profile.set(key, (into.profile.get(key) ?? 0) + v);
+}
+
+/** Dot product of two groups' embedding sums over the non-zero dimensions of the sparser one. */
+function sparseVectorDot(a: Group, b: Group): number {
+  const na = nonzeroOf(a);
+  const nb = nonzeroOf(b);
+  const [small, other] = na.length <= nb.length ? [a, b] : [b, a];
+  let s = 0;
+  for (const d of small.nonzero!) s += small.vector[d]! * other.vector[d]!;
+  return s;
+}
+
+function nonzeroOf(g: Group): Int32Array {
+  if (!g.nonzero) {
+    const out: number[] = [];
+    for (let d = 0; d < g.vector.length; d++) if (g.vector[d] !== 0) out.push(d);
+    g.nonzero = Int32Array.from(out);
+  }
+  return g.nonzero;
 }
 
 function sparseDot(a: Map<string, number>, b: Map<string, number>): number {
