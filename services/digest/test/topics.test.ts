@@ -238,6 +238,8 @@ describe('grouping a week', () => {
       ]),
     );
     assert.equal(week.kbChecked, true);
+    assert.equal(week.threshold, 0.3, 'the lexical embeddings: their threshold');
+    assert.equal(week.matchThreshold, 0.3, 'never above the clustering threshold');
     const [pw, csv] = week.topics;
     assert.equal(titleOf(pw!), 'How can I reset my password?');
     assert.equal(pw!.size, 6, 'identical texts count every ticket');
