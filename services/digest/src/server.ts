@@ -12,7 +12,7 @@ import { llmConfigured, metricsPort, scheduleOffset, type DigestConfig } from '.
 import { buildDigest, type BuildDigestDeps, type DigestSettings } from './domain/build-digest.js';
 import type { DigestRepository } from './domain/ports.js';
 import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
-import { FallbackEmbedder, KnowledgeClient } from './data-access/knowledge-client.js';
+import { FallbackEmbedder, KnowledgePorts } from './data-access/knowledge-client.js';
 import { LexicalEmbeddings } from './data-access/lexical-embeddings.js';
 import { MysqlDigestRepository } from './data-access/mysql/digest-repository.js';
 import { OpenAiSummarizer } from './data-access/openai-summarizer.js';
@@ -55,7 +55,7 @@ export async function start(
     const repo = await openRepository(config, logger);
     closers.push(() => repo.close());
 
-    const knowledge = new KnowledgeClient(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
+    const knowledge = new KnowledgePorts(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
     closers.push(async () => knowledge.close());
     const buildDeps: BuildDigestDeps = {
       store: repo,
