@@ -354,23 +354,27 @@ export class JetStreamTicketConsumer implements TicketEventSource {
     this.settle(msg, disposition);
   }
 
-  /** One handler call for the batch, in a span continuing the trace of its first event. */
+  /** One handler call for the batch; each event brings its own span for the handler to use. */
   private async deliverBatch(
     msgs: JsMsg[],
     handle: BatchDeliveryHandler,
     context: DispatchContext,
   ): Promise<void> {
-    const first = msgs[0]!;
-    const dispositions = await withConsumerSpan(
-      `${first.subject} process`,
-      traceHeadersOf(first.headers),
-      { ...this.spanAttributes(first.subject), 'messaging.batch.message_count': msgs.length },
-      () =>
-        dispatchBatch(
-          msgs.map((m) => ({ body: m.string(), attempt: m.info.deliveryCount })),
-          handle,
-          context,
-        ),
+    const dispositions = await dispatchBatch(
+      msgs.map((m) => ({
+        body: m.string(),
+        attempt: m.info.deliveryCount,
+        // Continues the trace of the request that produced the event (traceparent header).
+        traced: <T>(fn: () => Promise<T>) =>
+          withConsumerSpan(
+            `${m.subject} process`,
+            traceHeadersOf(m.headers),
+            this.spanAttributes(m.subject),
+            fn,
+          ),
+      })),
+      handle,
+      context,
     );
     msgs.forEach((msg, i) => this.settle(msg, dispositions[i]!));
   }

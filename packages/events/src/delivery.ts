@@ -9,6 +9,12 @@ export interface TicketEventDelivery {
   event: TicketEvent;
   /** 1 on first delivery, then 2, 3, … */
   attempt: number;
+  /**
+   * Runs `fn` in a consumer span that continues the trace of the request that produced the
+   * event, so the work it causes (gRPC calls, log lines) joins that trace. A one-event handler
+   * already runs in it; a batch handler calls it for work that is this event's own.
+   */
+  traced<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** What to do with a delivery once handled. */
@@ -61,11 +67,14 @@ export interface DispatchContext {
   accepts?: (subject: string) => boolean;
 }
 
-/** A message as it came: its body and which delivery this is. */
+/** A message as it came: its body, which delivery this is, and its trace (none: untraced). */
 export interface RawDelivery {
   body: string;
   attempt: number;
+  traced?: TicketEventDelivery['traced'];
 }
+
+const untraced: TicketEventDelivery['traced'] = (fn) => fn();
 
 /** Parses and validates one message body, then lets `handle` decide; never throws. */
 export async function dispatch(
@@ -77,7 +86,7 @@ export async function dispatch(
   const parsed = admit(body, attempt, context);
   if (!('event' in parsed)) return parsed;
   try {
-    return await handle({ event: parsed.event, attempt });
+    return await handle({ event: parsed.event, attempt, traced: untraced });
   } catch (err) {
     context.logger.error({ err, eventId: parsed.event.id }, 'ticket event handler threw');
     return { kind: 'retry', delayMs: THROWN_RETRY_MS };
@@ -101,7 +110,7 @@ export async function dispatchBatch(
     const parsed = admit(m.body, m.attempt, context);
     if ('event' in parsed) {
       slots.push(dispositions.length);
-      valid.push({ event: parsed.event, attempt: m.attempt });
+      valid.push({ event: parsed.event, attempt: m.attempt, traced: m.traced ?? untraced });
       dispositions.push({ kind: 'retry', delayMs: THROWN_RETRY_MS });
     } else {
       dispositions.push(parsed);
@@ -122,9 +131,13 @@ export async function dispatchBatch(
   return dispositions;
 }
 
-/** A handler of one event at a time as a batch handler: the events of a batch are handled concurrently. */
+/**
+ * A handler of one event as a batch handler: the events of a batch are handled concurrently,
+ * each in its own span. Started together, their calls to other services leave together (HTTP/2
+ * and NATS write what is sent in one tick at once) and their acknowledgements too.
+ */
 export function eachOf(handle: DeliveryHandler): BatchDeliveryHandler {
-  return (deliveries) => Promise.all(deliveries.map(handle));
+  return (deliveries) => Promise.all(deliveries.map((d) => d.traced(() => handle(d))));
 }
 
 /**

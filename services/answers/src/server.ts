@@ -124,12 +124,14 @@ export async function start(
         natsUrl: config.NATS_URL,
         dataDir: config.DATA_DIR,
         concurrency: config.TRIAGE_CONCURRENCY,
+        batchSize: config.TRIAGE_BATCH,
         ackWaitMs: config.TRIAGE_ACK_WAIT_MS,
         replicas: config.NATS_STREAM_REPLICAS,
-        // Each line's offset is saved: a crash re-triages at most the batch in hand.
+        // Each batch's offset is saved: a crash re-triages at most the batch in hand.
         file: {
           offsetFile: join(config.DATA_DIR, 'answers', 'triage-offset.json'),
           concurrency: config.TRIAGE_CONCURRENCY,
+          batchSize: config.TRIAGE_BATCH,
           saveEvery: 1,
         },
       },

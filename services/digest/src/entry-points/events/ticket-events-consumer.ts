@@ -20,7 +20,10 @@ export function createAggregateHandler(
   return async (deliveries) => {
     for (const d of deliveries) if (d.attempt > 1) metrics.inc('digest_events_redelivered_total');
     try {
-      const outcomes = await store.applyEvents(deliveries.map((d) => d.event));
+      // One transaction for the batch: traced as the first event's work.
+      const outcomes = await deliveries[0]!.traced(() =>
+        store.applyEvents(deliveries.map((d) => d.event)),
+      );
       outcomes.forEach((outcome, i) => {
         if (outcome === 'applied') metrics.inc('digest_events_processed_total');
         else {
