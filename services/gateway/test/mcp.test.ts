@@ -318,10 +318,10 @@ describe('HTTP checks', () => {
   it('when MCP_ALLOWED_ORIGINS holds something that is not an origin, then the config is refused', () => {
     assert.deepEqual(
       loadGatewayConfig({ EMBEDDED: 'true', MCP_ALLOWED_ORIGINS: ' https://A.example , ' })
-        .mcpAllowedOrigins,
+        .MCP_ALLOWED_ORIGINS,
       ['https://a.example'],
     );
-    assert.deepEqual(loadGatewayConfig({ EMBEDDED: 'true' }).mcpAllowedOrigins, []);
+    assert.deepEqual(loadGatewayConfig({ EMBEDDED: 'true' }).MCP_ALLOWED_ORIGINS, []);
     for (const bad of ['*', 'https://a.example/path', 'ftp://a.example', 'a.example']) {
       assert.throws(
         () => loadGatewayConfig({ EMBEDDED: 'true', MCP_ALLOWED_ORIGINS: bad }),

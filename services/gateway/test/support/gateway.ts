@@ -40,7 +40,7 @@ export interface TestGateway {
 
 export async function startGateway(env: Record<string, string | undefined>): Promise<TestGateway> {
   const config = testConfig(env);
-  const handle = await start(config, createLogger('gateway', config.logLevel));
+  const handle = await start(config, createLogger('gateway', config.LOG_LEVEL));
   return {
     handle,
     config,
