@@ -1,10 +1,9 @@
-import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerUnaryCall, sendUnaryData, ServiceError } from '@grpc/grpc-js';
-import mysql from 'mysql2/promise';
-import { createdEnvelope } from '../../../test/support/events.js';
+import { createdEnvelope, type EventEnvelope } from '../../../test/support/events.js';
+import { queryRows } from '../../../test/support/pipeline.js';
 import {
   createDigestClient,
   createLogger,
@@ -74,14 +73,9 @@ export async function startDigest(
 // ---------------------------------------------------------------------------------------------
 // Ticket events, exactly as services/tickets/src/domain/events.ts writes them
 
-export interface TicketEventEnvelope {
-  id: string;
-  type: 'tickets.created' | 'tickets.triaged' | 'tickets.status_changed';
-  org_id: string;
-  ticket_id: number;
-  occurred_at: string;
-  data: Record<string, unknown>;
-}
+export type TicketEventEnvelope = EventEnvelope<
+  'tickets.created' | 'tickets.triaged' | 'tickets.status_changed'
+>;
 
 let nextTicketId = 1 + Math.floor(Math.random() * 1_000_000) * 1_000;
 
@@ -160,15 +154,7 @@ export { StreamPublisher as EventPublisher } from '../../../test/support/events.
 // ---------------------------------------------------------------------------------------------
 // MySQL
 
-export async function queryRows<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const conn = await mysql.createConnection({ uri: url, dateStrings: true });
-  try {
-    const [rows] = await conn.query(sql, params);
-    return rows as T[];
-  } finally {
-    await conn.end();
-  }
-}
+export { queryRows, scrapeMetrics } from '../../../test/support/pipeline.js';
 
 /** The org's week counts straight from digest_weeks. */
 export async function weekCounts(url: string, orgId: string): Promise<Record<string, number>> {
@@ -370,19 +356,6 @@ export const SINGLETONS = ['Does the API support webhooks?', 'Can I delete my ac
 export function inWeek(weekStart: string, day: number, hour = 10, minute = 0): Date {
   const d = new Date(`${weekStart}T00:00:00.000Z`);
   return new Date(d.getTime() + ((day * 24 + hour) * 60 + minute) * 60_000);
-}
-
-/** Reads /metrics of a running service as name{labels} → value. */
-export async function scrapeMetrics(port: number): Promise<Map<string, number>> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-  assert.equal(res.status, 200);
-  const out = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
 }
 
 /** A topic of a structured digest: an answered one with one ticket, unless `over` says otherwise. */

@@ -1,7 +1,8 @@
 import { createLogger, createTicketsClient } from '@support-agent/shared';
-import { connect, type NatsConnection } from 'nats';
 import { loadTicketsConfig, type TicketsConfig } from '../src/config.js';
 import { start, type TicketsServer } from '../src/server.js';
+
+import { readStream as readAllEvents } from '../../../test/support/events.js';
 
 export { assertAppError, eventually, newOrg, requireEnv } from '../../../test/support/testing.js';
 
@@ -39,40 +40,12 @@ export async function startService(
   };
 }
 
-export interface StreamEvent {
-  seq: number;
-  subject: string;
-  msgId: string | undefined;
-  event: {
-    id: string;
-    type: string;
-    org_id: string;
-    ticket_id: number;
-    occurred_at: string;
-    data: Record<string, unknown>;
-  };
+/** Every message of stream TICKETS that belongs to `orgId`, in stream order. */
+export async function readStream(natsUrl: string, orgId: string) {
+  return (await readAllEvents(natsUrl)).filter((m) => m.event.org_id === orgId);
 }
 
-/** Every message of stream TICKETS that belongs to `orgId`, in stream order. */
-export async function readStream(natsUrl: string, orgId: string): Promise<StreamEvent[]> {
-  const nc: NatsConnection = await connect({ servers: natsUrl, timeout: 2_000 });
-  try {
-    const jsm = await nc.jetstreamManager();
-    const info = await jsm.streams.info('TICKETS');
-    const out: StreamEvent[] = [];
-    if (info.state.messages === 0) return out;
-    const decoder = new TextDecoder();
-    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-      const msg = await jsm.streams.getMessage('TICKETS', { seq });
-      const event = JSON.parse(decoder.decode(msg.data)) as StreamEvent['event'];
-      if (event.org_id !== orgId) continue;
-      out.push({ seq, subject: msg.subject, msgId: msg.header?.get('Nats-Msg-Id'), event });
-    }
-    return out;
-  } finally {
-    await nc.close();
-  }
-}
+export type StreamEvent = Awaited<ReturnType<typeof readStream>>[number];
 
 /** A string of `n` code points built from `unit` (which may be an astral character). */
 export function codePoints(unit: string, n: number): string {
