@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SHORT_KB } from '../support/kb.js';
+import { callTool, INITIALIZE, MCP_TOOLS, toolCall } from '../support/mcp.js';
 import { redisDatabase } from '../support/security.js';
 import { ALL_SCOPES, Stack, api, waitFor } from '../support/stack.js';
 
@@ -16,13 +17,6 @@ const DIGEST_BUILT = existsSync(
   fileURLToPath(new URL('../../services/digest/dist/main.js', import.meta.url)),
 );
 const ALLOWED_ORIGIN = 'https://agent.example.test';
-const TOOLS = [
-  'search_knowledge_base',
-  'get_faq_digest',
-  'list_tickets',
-  'create_ticket',
-  'generate_answer',
-];
 const KB = SHORT_KB.slice(0, 2);
 const COVERED = 'How do I export tickets to CSV?';
 
@@ -52,31 +46,6 @@ function rpc(body: unknown, options: { key?: string; headers?: Record<string, st
       ...options.headers,
     },
   });
-}
-
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '0' },
-  },
-};
-const toolCall = (name: string, args: Record<string, unknown>, id = 7) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name, arguments: args },
-});
-
-async function callTool(c: Client, name: string, args: Record<string, unknown>) {
-  return (await c.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    structuredContent?: Record<string, unknown>;
-    content: Array<{ type: string; text?: string }>;
-  };
 }
 
 /** A successful tool result: structured content, and the same JSON as text. */
@@ -126,7 +95,7 @@ test('when the tools are listed, then the five operations appear with JSON-schem
   const { tools } = await client.listTools();
   assert.deepEqual(
     tools.map((t) => t.name),
-    TOOLS,
+    [...MCP_TOOLS],
   );
   const byName = new Map(tools.map((t) => [t.name, t]));
   const search = byName.get('search_knowledge_base')!;

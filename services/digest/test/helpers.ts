@@ -41,10 +41,9 @@ export function testConfig(env: Record<string, string | undefined>): DigestConfi
   });
 }
 
-/** A real generated client for a running service, each RPC as a promise (errors as AppError). */
-export function digestClient(port: number) {
-  return createDigestClient(`127.0.0.1:${port}`, { deadlineMs: 20_000 });
-}
+/** The shared client of the service on 127.0.0.1:port (errors as AppError). */
+export const digestClient = (port: number) =>
+  createDigestClient(`127.0.0.1:${port}`, { deadlineMs: 20_000 });
 
 export type DigestClient = ReturnType<typeof digestClient>;
 

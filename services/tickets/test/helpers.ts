@@ -1,7 +1,6 @@
-import { createLogger, createTicketsClient } from '@support-agent/shared';
+import { createTicketsClient, createLogger } from '@support-agent/shared';
 import { loadTicketsConfig, type TicketsConfig } from '../src/config.js';
 import { start, type TicketsServer } from '../src/server.js';
-
 import { readStream as readAllEvents } from '../../../test/support/events.js';
 
 export { assertAppError, eventually, newOrg, requireEnv } from '../../../test/support/testing.js';
@@ -17,10 +16,9 @@ export function testConfig(env: Record<string, string | undefined>): TicketsConf
   });
 }
 
-/** A real generated client for a running service, each RPC as a promise (errors as AppError). */
-export function ticketsClient(port: number) {
-  return createTicketsClient(`127.0.0.1:${port}`, { deadlineMs: 15_000 });
-}
+/** The shared client of the service on 127.0.0.1:port (errors as AppError). */
+export const ticketsClient = (port: number) =>
+  createTicketsClient(`127.0.0.1:${port}`, { deadlineMs: 15_000 });
 
 export type TicketsClient = ReturnType<typeof ticketsClient>;
 
