@@ -3,13 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerUnaryCall, sendUnaryData, ServiceError } from '@grpc/grpc-js';
 import { createdEnvelope, type EventEnvelope } from '../../../test/support/events.js';
+import { startStubServer } from '../../../test/support/grpc-stub.js';
 import { queryRows } from '../../../test/support/pipeline.js';
-import {
-  createDigestClient,
-  createLogger,
-  startGrpcServer,
-  type GrpcServerHandle,
-} from '@support-agent/shared';
+import { createLogger, type GrpcServerHandle } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
 import { loadDigestConfig, type DigestConfig } from '../src/config.js';
 import { start, type DigestServer, type StartOptions } from '../src/server.js';
@@ -41,32 +37,22 @@ export function testConfig(env: Record<string, string | undefined>): DigestConfi
   });
 }
 
-/** The shared client of the service on 127.0.0.1:port (errors as AppError). */
-export const digestClient = (port: number) =>
-  createDigestClient(`127.0.0.1:${port}`, { deadlineMs: 20_000 });
+import {
+  digestClient,
+  withClient,
+  type DigestClient,
+  type RunningService,
+} from '../../../test/support/local-clients.js';
 
-export type DigestClient = ReturnType<typeof digestClient>;
+export { digestClient, type DigestClient };
 
-export interface RunningDigest {
-  server: DigestServer;
-  client: DigestClient;
-  stop(): Promise<void>;
-}
+export type RunningDigest = RunningService<DigestServer, DigestClient>;
 
 export async function startDigest(
   env: Record<string, string | undefined>,
   options: StartOptions = {},
 ): Promise<RunningDigest> {
-  const server = await start(testConfig(env), testLogger, options);
-  const client = digestClient(server.port);
-  return {
-    server,
-    client,
-    async stop() {
-      client.close();
-      await server.stop();
-    },
-  };
+  return withClient(await start(testConfig(env), testLogger, options), digestClient);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,61 +190,56 @@ export async function startKnowledgeStandIn(
   const state = { embedCalls: 0, searchCalls: 0 };
   const unimplemented = (_call: unknown, cb: sendUnaryData<never>) =>
     cb({ code: 12, details: 'not in the stand-in' } as ServiceError);
-  const handle: GrpcServerHandle = await startGrpcServer({
-    host: '127.0.0.1',
-    port: 0,
-    logger: testLogger,
-    services: [
-      {
-        definition: knowledge.KnowledgeServiceService,
-        implementation: {
-          search: (
-            call: ServerUnaryCall<knowledge.SearchRequest, knowledge.SearchResponse>,
-            cb: sendUnaryData<knowledge.SearchResponse>,
-          ) => {
-            state.searchCalls++;
-            const q = lexical.embedText(call.request.query);
-            const results = entries
-              .filter((e) => e.orgId === call.request.orgId)
-              .map((e) => ({
-                entryId: e.id,
-                question: e.question,
-                answer: e.answer,
-                score: Math.max(0, Math.min(1, dot(q, lexical.embedText(e.question)))),
-              }))
-              .filter((h) => h.score > 0.05)
-              .sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1))
-              .slice(0, call.request.limit || 5);
-            cb(null, { results });
-          },
-          upsertEntries: unimplemented,
-          deleteEntries: unimplemented,
-          countEntries: unimplemented,
+  const handle: GrpcServerHandle = await startStubServer([
+    {
+      definition: knowledge.KnowledgeServiceService,
+      implementation: {
+        search: (
+          call: ServerUnaryCall<knowledge.SearchRequest, knowledge.SearchResponse>,
+          cb: sendUnaryData<knowledge.SearchResponse>,
+        ) => {
+          state.searchCalls++;
+          const q = lexical.embedText(call.request.query);
+          const results = entries
+            .filter((e) => e.orgId === call.request.orgId)
+            .map((e) => ({
+              entryId: e.id,
+              question: e.question,
+              answer: e.answer,
+              score: Math.max(0, Math.min(1, dot(q, lexical.embedText(e.question)))),
+            }))
+            .filter((h) => h.score > 0.05)
+            .sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1))
+            .slice(0, call.request.limit || 5);
+          cb(null, { results });
+        },
+        upsertEntries: unimplemented,
+        deleteEntries: unimplemented,
+        countEntries: unimplemented,
+      },
+    },
+    {
+      definition: knowledge.EmbeddingsServiceService,
+      implementation: {
+        embed: (
+          call: ServerUnaryCall<knowledge.EmbedRequest, knowledge.EmbedResponse>,
+          cb: sendUnaryData<knowledge.EmbedResponse>,
+        ) => {
+          state.embedCalls++;
+          if (opts.failEmbed) {
+            cb({ code: 14, details: 'embeddings down' } as ServiceError);
+            return;
+          }
+          cb(null, {
+            embeddings: call.request.texts.map((t) => ({
+              values: Array.from(lexical.embedText(t)),
+            })),
+            fingerprint: 'hashed/standin-lexical/1024',
+          });
         },
       },
-      {
-        definition: knowledge.EmbeddingsServiceService,
-        implementation: {
-          embed: (
-            call: ServerUnaryCall<knowledge.EmbedRequest, knowledge.EmbedResponse>,
-            cb: sendUnaryData<knowledge.EmbedResponse>,
-          ) => {
-            state.embedCalls++;
-            if (opts.failEmbed) {
-              cb({ code: 14, details: 'embeddings down' } as ServiceError);
-              return;
-            }
-            cb(null, {
-              embeddings: call.request.texts.map((t) => ({
-                values: Array.from(lexical.embedText(t)),
-              })),
-              fingerprint: 'hashed/standin-lexical/1024',
-            });
-          },
-        },
-      },
-    ],
-  });
+    },
+  ]);
   return {
     address: `127.0.0.1:${handle.port}`,
     get embedCalls() {

@@ -1,4 +1,4 @@
-import { createTicketsClient, createLogger } from '@support-agent/shared';
+import { createLogger } from '@support-agent/shared';
 import { loadTicketsConfig, type TicketsConfig } from '../src/config.js';
 import { start, type TicketsServer } from '../src/server.js';
 import { readStream as readAllEvents } from '../../../test/support/events.js';
@@ -16,26 +16,20 @@ export function testConfig(env: Record<string, string | undefined>): TicketsConf
   });
 }
 
-/** The shared client of the service on 127.0.0.1:port (errors as AppError). */
-export const ticketsClient = (port: number) =>
-  createTicketsClient(`127.0.0.1:${port}`, { deadlineMs: 15_000 });
+import {
+  ticketsClient,
+  withClient,
+  type RunningService,
+  type TicketsClient,
+} from '../../../test/support/local-clients.js';
 
-export type TicketsClient = ReturnType<typeof ticketsClient>;
+export { ticketsClient, type TicketsClient };
 
 /** Starts the service and a client for it. */
 export async function startService(
   env: Record<string, string | undefined>,
-): Promise<{ server: TicketsServer; client: TicketsClient; stop(): Promise<void> }> {
-  const server = await start(testConfig(env), testLogger);
-  const client = ticketsClient(server.port);
-  return {
-    server,
-    client,
-    async stop() {
-      client.close();
-      await server.stop();
-    },
-  };
+): Promise<RunningService<TicketsServer, TicketsClient>> {
+  return withClient(await start(testConfig(env), testLogger), ticketsClient);
 }
 
 /** Every message of stream TICKETS that belongs to `orgId`, in stream order. */

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@support-agent/shared';
 import { createTestDatabase } from '../../../../test/support/mysql.js';
+import { api } from '../../../../test/support/stack.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../src/config.js';
 import { start, type GatewayHandle } from '../../src/server.js';
 import { startFakeUpstreams, type FakeUpstreams } from './fake-upstreams.js';
@@ -124,29 +125,13 @@ export interface RequestOptions {
   body?: unknown;
 }
 
-export async function request(url: string, opts: RequestOptions = {}): Promise<HttpResult> {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  if (opts.key !== undefined) headers.authorization = `Bearer ${opts.key}`;
-  let body: string | undefined;
-  if (typeof opts.body === 'string') {
-    body = opts.body;
-  } else if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const res = await fetch(url, {
-    method: opts.method ?? 'GET',
-    headers,
-    ...(body !== undefined ? { body } : {}),
+/** One HTTP request (test/support/stack.ts `api`); objects go as JSON, strings as they are. */
+export function request(url: string, opts: RequestOptions = {}): Promise<HttpResult> {
+  const { body, ...rest } = opts;
+  return api(url, opts.method ?? 'GET', '', {
+    ...rest,
+    ...(typeof body === 'string' ? { rawBody: body } : { body }),
   });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
 }
 
 /** Calls the admin API with the test admin token. */
