@@ -1,7 +1,7 @@
 // Weekly-digest quality end to end, through the real pipeline:
 //
-//   npm run eval:digest -- [--seeds 5] [--questions 20] [--gaps 5] [--floor 0.6] [--real]
-//                          [--data ../shared/data/stackfaq]
+//   npm run eval:digest -- [--seeds 5] [--questions 20] [--gaps 5] [--floor 0.5] [--real]
+//                          [--half a|b] [--data ../shared/data/stackfaq]
 //
 // For each seed, a fresh organization gets the StackFAQ corpus as its KB (admin API), then a
 // week of tickets through the public API: `--questions` dev threads picked at random, each
@@ -13,6 +13,8 @@
 //   - the share of tickets in a topic shown with a KB answer, and with their own thread's answer.
 // A second pass (`--gaps`, 0 to skip) removes that many of the week's questions from the KB:
 // their tickets should end up in "unanswered" topics (a KB article is missing).
+// `--half a|b` draws the weeks from every other dev thread only (sorted by id, a = 1st, 3rd, …),
+// to check that a setting chosen on the dev files holds on both halves of them.
 //
 // Stack: BASE_URL, ADMIN_URL and ADMIN_TOKEN point it at a running stack; otherwise it starts
 // one of its own on free ports (embedded adapters, or with --real throwaway MariaDB, Redis and
@@ -38,6 +40,7 @@ const { values: args } = parseArgs({
     gaps: { type: 'string', default: '5' },
     floor: { type: 'string' },
     real: { type: 'boolean', default: false },
+    half: { type: 'string' },
     data: { type: 'string', default: resolve('../shared/data/stackfaq') },
   },
 });
@@ -386,10 +389,18 @@ async function main(): Promise<void> {
     if (!q.text?.trim()) continue;
     byThread.set(q.thread_id, [...(byThread.get(q.thread_id) ?? []), q]);
   }
+  if (args.half !== undefined) {
+    if (args.half !== 'a' && args.half !== 'b') throw new Error('--half must be a or b');
+    const keep = args.half === 'a' ? 0 : 1;
+    [...byThread.keys()].sort().forEach((t, i) => i % 2 !== keep && byThread.delete(t));
+  }
+  if (byThread.size < QUESTIONS)
+    throw new Error(`${QUESTIONS} questions a week, but only ${byThread.size} dev threads`);
   const { target, close, mode } = await openTarget();
   try {
     console.log(
       `digest evaluation: ${mode}; ${SEEDS} weeks of ${QUESTIONS} StackFAQ dev questions (1–${MAX_TICKETS_PER_QUESTION} tickets each)` +
+        (args.half !== undefined ? `, drawn from half ${args.half} of the dev threads` : '') +
         (args.floor !== undefined ? `; DIGEST_KB_SCORE_FLOOR=${args.floor}` : ''),
     );
     const full: WeekResult[] = [];

@@ -16,6 +16,11 @@ import {
 import { DIGEST_CONSUMER } from '@support-agent/events';
 import { scheduleOffsetMinutes, WEEK_MINUTES, WEEKDAYS } from './domain/schedule.js';
 
+/** Topic similarity: embedding cosine (≤ 1) + 2 × a probability (≤ 1). */
+const SIMILARITY_MAX = 3;
+const similarityEnv = (fallback: number) =>
+  z.coerce.number().min(0).max(SIMILARITY_MAX).default(fallback);
+
 /** Environment of the digest service (docs/configuration.md). */
 export const configSchema = z
   .object({
@@ -114,26 +119,26 @@ export const configSchema = z
     DIGEST_TOPIC_THRESHOLD: z.coerce
       .number()
       .min(0)
-      .max(1)
+      .max(SIMILARITY_MAX)
       .optional()
       .describe(
-        "Average-linkage similarity (half embedding cosine, half KB hit-profile cosine; the embedding alone without hits) at which questions and topics merge; unset = a default per vector space, each the best pairwise F1 on the StackFAQ dev weeks (docs/answer-quality.md): 0.25 with knowledge's hashed embeddings, 0.3 for the built-in lexical ones (used when knowledge is down, so embeddings alone).",
+        "Average-linkage similarity at which questions and topics merge: embedding cosine + 2 × the probability that one KB topic answers both (the sum of the products of their calibrated search scores; the cosine alone without hits), 0–3. Unset = a default per vector space (docs/answer-quality.md): 0.6 with knowledge's hashed embeddings (chosen on the StackFAQ dev weeks), 0.3 for the built-in lexical ones (used only when knowledge is down, so the cosine alone).",
       ),
     DIGEST_TOPIC_THRESHOLD_LEXICAL: unitEnv(0.3).describe(
       'The merge threshold with the built-in lexical embeddings (DIGEST_TOPIC_THRESHOLD unset).',
     ),
-    DIGEST_TOPIC_THRESHOLD_HASHED: unitEnv(0.25).describe(
+    DIGEST_TOPIC_THRESHOLD_HASHED: similarityEnv(0.6).describe(
       "The merge threshold with knowledge's hashed embeddings (DIGEST_TOPIC_THRESHOLD unset).",
     ),
-    DIGEST_TOPIC_THRESHOLD_DENSE: unitEnv(0.5).describe(
+    DIGEST_TOPIC_THRESHOLD_DENSE: similarityEnv(0.75).describe(
       'Not measured here (no learned model runs in this environment): dense cosines run higher.',
     ),
     DIGEST_TOP_TOPICS: intEnv(1, 100, 10).describe('Topics shown with their answers.'),
     DIGEST_CHECKED_TOPICS: intEnv(1, 200, 25).describe(
       'Unanswered topics listed in the Markdown, biggest first (the rest are counted).',
     ),
-    DIGEST_KB_SCORE_FLOOR: unitEnv(0.7).describe(
-      "Confidence a KB topic needs to anchor the week's questions: 1 − Π(1 − score) over the questions that match it best (a question then joins with half of it); the rest are clustered as unanswered. The one knob to retune when knowledge's scores change: `npm run eval:digest -- --floor <x>` (docs/answer-quality.md).",
+    DIGEST_KB_SCORE_FLOOR: unitEnv(0.5).describe(
+      "Share of a topic's tickets its best KB entry must be expected to answer (its mean calibrated search score over them) for the topic to be shown with that answer; below it the topic is listed as unanswered, unless triage answered one of its tickets automatically. Retune when knowledge's scores change: `npm run eval:digest -- --floor <x>` (docs/answer-quality.md).",
     ),
     DIGEST_SEARCH_DEPTH: intEnv(1, 20, 10).describe(
       'KB hits per question taken as its candidate topics.',

@@ -18,8 +18,6 @@ import {
 } from '@support-agent/events';
 import { metricsPort, scheduleOffset, type DigestConfig } from './config.js';
 import { buildDigest, type BuildDigestDeps, type DigestSettings } from './domain/build-digest.js';
-import { ANCHOR_TEMPERATURE } from './domain/kb-anchoring.js';
-import { PROFILE_WEIGHT } from './domain/cluster-topics.js';
 import type { DigestRepository } from './domain/ports.js';
 import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
 import { FallbackEmbedder, KnowledgePorts } from './data-access/knowledge-client.js';
@@ -159,8 +157,6 @@ export function digestSettings(config: DigestConfig): DigestSettings {
     unansweredListed: config.DIGEST_CHECKED_TOPICS,
     kbScoreFloor: config.DIGEST_KB_SCORE_FLOOR,
     searchDepth: config.DIGEST_SEARCH_DEPTH,
-    anchorTemperature: ANCHOR_TEMPERATURE,
-    profileWeight: PROFILE_WEIGHT,
     maxTickets: config.DIGEST_MAX_TICKETS,
     thresholds: {
       override: config.DIGEST_TOPIC_THRESHOLD,

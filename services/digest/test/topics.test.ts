@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { clusterTopics } from '../src/domain/cluster-topics.js';
 import type { SummaryTopic } from '../src/domain/digest-summary.js';
 import { groupWeek, titleOf, type GroupingSettings } from '../src/domain/group-week.js';
-import { anchorQuestions, groupAnchor, weekPriorAnchors } from '../src/domain/kb-anchoring.js';
+import { groupAnchor, kbCandidates } from '../src/domain/kb-anchoring.js';
 import type { KbHit, KnowledgeSearch, WeekTicket } from '../src/domain/ports.js';
 import { assignTopicIds, trendOf } from '../src/domain/week-over-week.js';
 import { LexicalEmbeddings } from '../src/data-access/lexical-embeddings.js';
@@ -18,103 +18,64 @@ const hit = (entryId: string, question: string, score: number): KbHit => ({
   answer: `Answer of ${entryId}.`,
   score,
 });
-const question = (hits: KbHit[] | undefined, weight = 1, autoAnswered = false) => ({
-  hits,
-  weight,
-  autoAnswered,
-});
 const RESET = 'How do I reset my password?';
 const EXPORT = 'How do I export to CSV?';
-const settings = { floor: 0.7, temperature: 0.1 };
 
-describe('anchoring questions on KB entries', () => {
-  it('when a paraphrase matches another entry slightly better, then the week prior anchors it with its siblings', () => {
-    const a = anchorQuestions(
+describe('KB candidates and the KB topic of a group of questions', () => {
+  it('when entries share a KB question, then they are one candidate scored by its best hit, whose id entry is the smallest id', () => {
+    const kb = kbCandidates([
+      [hit('pw-2', RESET, 0.9), hit('pw-1', ' how do I reset my password ', 0.6)],
+      [hit('pw-3', RESET, 0.8), hit('csv', EXPORT, 0.1)],
+      undefined,
+    ]);
+    const key = 'how do i reset my password';
+    assert.deepEqual(
+      kb.scores.map((m) => [...m]),
       [
-        question([hit('pw', RESET, 0.9)]),
-        question([hit('pw', RESET, 0.8), hit('csv', EXPORT, 0.3)], 3),
-        question([hit('csv', EXPORT, 0.55), hit('pw', RESET, 0.5)]),
-      ],
-      settings,
-    );
-    assert.deepEqual(
-      a.anchored.map((t) => [t.question, t.members]),
-      [[RESET, [0, 1, 2]]],
-    );
-    assert.deepEqual(a.leftovers, []);
-  });
-
-  it('when the week has no sibling to agree with, then the best hit is the anchor', () => {
-    assert.deepEqual(
-      weekPriorAnchors(
+        [[key, 0.9]],
         [
-          new Map([
-            ['a', 0.5],
-            ['b', 0.45],
-          ]),
+          [key, 0.8],
+          ['how do i export to csv', 0.1],
         ],
-        [1],
-        0.1,
-      ),
-      ['a'],
-    );
-  });
-
-  it('when entries share a KB question, then they are one topic whose id entry is the smallest id', () => {
-    const a = anchorQuestions(
-      [
-        question([hit('pw-2', RESET, 0.9), hit('pw-1', RESET, 0.6)]),
-        question([hit('pw-3', RESET, 0.8)]),
+        [],
       ],
-      settings,
     );
-    assert.equal(a.anchored.length, 1);
-    assert.equal(a.anchored[0]!.canonicalEntryId, 'pw-1');
-    assert.equal(a.anchored[0]!.best.entryId, 'pw-2', 'the best-matching entry answers');
+    const topic = kb.topicOf(key, [1, 0])!;
+    assert.equal(topic.canonicalEntryId, 'pw-1');
+    assert.equal(topic.best.entryId, 'pw-2', 'the best-matching entry answers');
+    assert.deepEqual(topic.members, [0, 1]);
+    assert.equal(kb.topicOf('unknown', [0]), undefined);
   });
 
-  it('when one question matches weakly, then it is left over; when two match weakly together, then their evidence confirms the topic', () => {
-    const alone = anchorQuestions([question([hit('pw', RESET, 0.5)])], settings);
-    assert.deepEqual(alone.anchored, []);
-    assert.deepEqual(alone.leftovers, [0]);
-    // 1 − (1 − 0.5)(1 − 0.5) = 0.75 ≥ 0.7
-    const together = anchorQuestions(
-      [question([hit('pw', RESET, 0.5)]), question([hit('pw', RESET, 0.5)])],
-      settings,
-    );
-    assert.deepEqual(together.anchored[0]?.members, [0, 1]);
-  });
-
-  it('when triage answered a ticket automatically, then its anchor is confirmed whatever the score', () => {
-    const a = anchorQuestions([question([hit('pw', RESET, 0.2)], 1, true)], settings);
-    assert.deepEqual(a.anchored[0]?.members, [0]);
-  });
-
-  it('when a question matches a confirmed topic below half the floor, then it does not join', () => {
-    const a = anchorQuestions(
-      [question([hit('pw', RESET, 0.9)]), question([hit('pw', RESET, 0.3)])],
-      settings,
-    );
-    assert.deepEqual(a.anchored[0]?.members, [0]);
-    assert.deepEqual(a.leftovers, [1]);
-  });
-
-  it('when the KB could not be searched, then nothing is anchored', () => {
-    const a = anchorQuestions([question(undefined), question(undefined)], settings);
-    assert.deepEqual(a.anchored, []);
-    assert.deepEqual(a.leftovers, [0, 1]);
-  });
-
-  it('when a group of questions points to one KB topic together, then groupAnchor names it only at the floor', () => {
-    const candidates = [
-      new Map([['pw', 0.5]]),
+  it('when a group of questions points to one KB topic, then groupAnchor names it only when its mean score over the tickets reaches the floor', () => {
+    const scores = [
+      new Map([['pw', 0.9]]),
       new Map([
-        ['pw', 0.5],
         ['csv', 0.4],
+        ['pw', 0.2],
       ]),
+      new Map([['csv', 0.3]]),
     ];
-    assert.equal(groupAnchor([0, 1], candidates, 0.7), 'pw');
-    assert.equal(groupAnchor([0], candidates, 0.7), undefined);
+    const none = [false, false, false];
+    // pw: (0.9 + 0.2) / 2 = 0.55; csv: 0.4 / 2 = 0.2
+    assert.equal(groupAnchor([0, 1], scores, [1, 1, 1], none, 0.5), 'pw');
+    // pw: (0.9 + 3 · 0.2) / 4 = 0.375 < 0.5: most of these tickets are not answered by it
+    assert.equal(groupAnchor([0, 1], scores, [1, 3, 1], none, 0.5), undefined);
+    // csv: (0.4 + 0.3) / 2 = 0.35 is the best, below the floor
+    assert.equal(groupAnchor([1, 2], scores, [1, 1, 1], none, 0.5), undefined);
+    assert.equal(groupAnchor([1, 2], scores, [1, 1, 1], none, 0.3), 'csv');
+  });
+
+  it('when triage answered one of the group automatically, then the topic its hits point to is confirmed whatever the score', () => {
+    const scores = [new Map([['pw', 0.2]]), new Map([['pw', 0.1]]), new Map([['csv', 0.3]])];
+    assert.equal(groupAnchor([0, 1], scores, [1, 1, 1], [false, true, false], 0.5), 'pw');
+    assert.equal(groupAnchor([0, 1], scores, [1, 1, 1], [false, false, false], 0.5), undefined);
+    // The automatic answer confirms only a topic its own question retrieved.
+    assert.equal(groupAnchor([0, 2], scores, [2, 1, 1], [false, false, true], 0.5), undefined);
+  });
+
+  it('when the questions have no KB hits, then the group has no KB topic', () => {
+    assert.equal(groupAnchor([0, 1], [new Map(), new Map()], [1, 1], [true, true], 0.5), undefined);
   });
 });
 
@@ -122,9 +83,7 @@ describe('clustering topics', () => {
   const lexical = new LexicalEmbeddings();
   const items = (texts: string[]) =>
     texts.map((text) => ({ vector: lexical.embedText(text), profile: new Map(), weight: 1 }));
-  const singles = (n: number) =>
-    Array.from({ length: n }, (_, i) => ({ members: [i], anchored: false }));
-  const options = { threshold: 0.3, profileWeight: 0 };
+  const options = { threshold: 0.3, kbWeight: 0 };
 
   it('when paraphrases of two questions are mixed with unrelated ones, then each paraphrase set is one topic', async () => {
     const texts = [
@@ -135,7 +94,7 @@ describe('clustering topics', () => {
       ...CSV_EXPORT.slice(1),
       SINGLETONS[1]!,
     ];
-    const topics = await clusterTopics(items(texts), singles(texts.length), options);
+    const topics = await clusterTopics(items(texts), options);
     assert.deepEqual(
       topics.map((t) => t.members.map((i) => texts[i]).sort()),
       [[...PASSWORD_RESET].sort(), [...CSV_EXPORT].sort(), [SINGLETONS[0]], [SINGLETONS[1]]],
@@ -150,7 +109,7 @@ describe('clustering topics', () => {
     const texts = [...PASSWORD_RESET, ...CSV_EXPORT, ...SINGLETONS];
     const reversed = [...texts].reverse();
     const groups = async (t: string[]) =>
-      (await clusterTopics(items(t), singles(t.length), options))
+      (await clusterTopics(items(t), options))
         .map((g) =>
           g.members
             .map((i) => t[i])
@@ -161,27 +120,7 @@ describe('clustering topics', () => {
     assert.deepEqual(await groups(texts), await groups(reversed));
   });
 
-  it('when two anchored groups are alike, then they stay apart, and a similar unanchored question joins one', async () => {
-    const v = [1, 0];
-    const topics = await clusterTopics(
-      [
-        { vector: v, profile: new Map(), weight: 1 },
-        { vector: v, profile: new Map(), weight: 1 },
-        { vector: [0.95, 0.05], profile: new Map(), weight: 2 },
-      ],
-      [
-        { members: [0], anchored: true },
-        { members: [1], anchored: true },
-        { members: [2], anchored: false },
-      ],
-      options,
-    );
-    assert.equal(topics.length, 2);
-    assert.deepEqual(topics.map((t) => t.seed).sort(), [0, 1]);
-    assert.equal(topics[0]!.size, 3, 'the unanchored question (weight 2) joined an anchored group');
-  });
-
-  it('when questions share KB hits but few words, then the hit profiles bring them together', async () => {
+  it('when questions share a confident KB answer but few words, then they are one topic', async () => {
     const a = {
       vector: [1, 0],
       profile: new Map([
@@ -191,14 +130,63 @@ describe('clustering topics', () => {
       weight: 1,
     };
     const b = { vector: [0, 1], profile: new Map([['pw', 0.8]]), weight: 1 };
-    assert.equal(
-      (await clusterTopics([a, b], singles(2), { threshold: 0.3, profileWeight: 0.5 })).length,
-      1,
+    // 0 + 2 · (0.9 · 0.8) = 1.44 ≥ 0.6
+    assert.equal((await clusterTopics([a, b], { threshold: 0.6, kbWeight: 2 })).length, 1);
+    assert.equal((await clusterTopics([a, b], { threshold: 0.6, kbWeight: 0 })).length, 2);
+  });
+
+  it('when two alike questions each confidently match a different KB answer, then they stay apart; alike questions without KB evidence merge', async () => {
+    const alike = [0.8, 0.6];
+    const topics = await clusterTopics(
+      [
+        {
+          vector: [1, 0],
+          profile: new Map([
+            ['pw', 0.95],
+            ['csv', 0.02],
+          ]),
+          weight: 1,
+        },
+        {
+          vector: alike,
+          profile: new Map([
+            ['csv', 0.95],
+            ['pw', 0.02],
+          ]),
+          weight: 1,
+        },
+      ],
+      { threshold: 0.9, kbWeight: 2 },
     );
-    assert.equal(
-      (await clusterTopics([a, b], singles(2), { threshold: 0.3, profileWeight: 0 })).length,
-      2,
+    // cos 0.8 + 2 · (0.95 · 0.02 + 0.02 · 0.95) = 0.876 < 0.9
+    assert.equal(topics.length, 2);
+    const unknown = await clusterTopics(
+      [
+        { vector: [1, 0], profile: new Map([['pw', 0.95]]), weight: 1 },
+        { vector: [1, 0.05], profile: new Map(), weight: 3 },
+      ],
+      { threshold: 0.9, kbWeight: 2 },
     );
+    assert.deepEqual(
+      unknown.map((t) => t.size),
+      [4],
+      'a question without hits is compared by its text alone',
+    );
+  });
+
+  it('when a week has more questions than the full clustering takes, then a leader pass pre-groups them and every question is in one topic', async () => {
+    const n = 2_050;
+    const many = Array.from({ length: n }, (_, i) => ({
+      vector: i % 2 === 0 ? [1, 0, (i % 7) / 100] : [0, 1, (i % 5) / 100],
+      profile: new Map(),
+      weight: 1,
+    }));
+    const topics = await clusterTopics(many, { threshold: 0.9, kbWeight: 2 });
+    assert.deepEqual(
+      topics.map((t) => t.size),
+      [n / 2, n / 2],
+    );
+    assert.equal(new Set(topics.flatMap((t) => t.members)).size, n);
   });
 });
 
@@ -219,11 +207,9 @@ describe('grouping a week', () => {
     },
   };
   const grouping: GroupingSettings = {
-    kbScoreFloor: 0.7,
+    kbScoreFloor: 0.5,
     searchDepth: 10,
-    anchorTemperature: 0.1,
-    profileWeight: 0.5,
-    thresholds: { override: undefined, lexical: 0.3, hashed: 0.3, dense: 0.5 },
+    thresholds: { override: undefined, lexical: 0.3, hashed: 0.6, dense: 0.5 },
     searchConcurrency: 2,
   };
   let id = 0;
@@ -252,6 +238,8 @@ describe('grouping a week', () => {
       ]),
     );
     assert.equal(week.kbChecked, true);
+    assert.equal(week.threshold, 0.3, 'the lexical embeddings: their threshold');
+    assert.equal(week.matchThreshold, 0.3, 'never above the clustering threshold');
     const [pw, csv] = week.topics;
     assert.equal(titleOf(pw!), 'How can I reset my password?');
     assert.equal(pw!.size, 6, 'identical texts count every ticket');

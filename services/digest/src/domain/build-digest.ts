@@ -71,7 +71,7 @@ export async function buildDigest(
   const { ids, predecessors } = assignTopicIds(
     week.topics.map(identityOf),
     previous,
-    week.threshold,
+    week.matchThreshold,
   );
   const comparable = previous !== undefined;
   const sources: Array<string | undefined> = [];

@@ -1,16 +1,17 @@
 /**
  * Groups a week's questions into topics: agglomerative clustering with weighted
- * average linkage (UPGMA) over a similarity that mixes the questions' embeddings
- * with their KB hit profiles (two paraphrases retrieve the same entries even when
- * they share few words). Clustering starts from seed groups: the topics anchored on
- * a KB entry, which unanswered questions may join but which never merge with each
- * other, and one group per remaining question. Merging stops below the threshold.
+ * average linkage (UPGMA). Two questions' similarity is their embedding cosine plus
+ * KB_EVIDENCE_WEIGHT × the probability that the same KB topic answers both,
+ * Σ_c s(q,c)·s(q',c) over their KB candidates (calibrated search scores): paraphrases
+ * retrieve the same entries even when they share few words, and two questions that each
+ * confidently match a different entry are kept apart even when they share many. Merging
+ * stops below the threshold.
  *
- * Average linkage over cosine similarities equals the dot product of the groups'
- * weighted mean unit vectors, so each group keeps only its sums and a merge costs
- * one pass over the other groups. The work is quadratic in the number of groups;
- * it yields to the event loop every few milliseconds' worth of arithmetic, so a
- * large week never stalls gRPC calls or the event consumer of the same process.
+ * Both terms are dot products, so average linkage between two groups is a dot product of
+ * the groups' weighted sums: each group keeps only its sums and a merge costs one pass
+ * over the other groups. The work is quadratic in the number of groups; it yields to the
+ * event loop every few milliseconds' worth of arithmetic, so a large week never stalls
+ * gRPC calls or the event consumer of the same process.
  */
 
 export interface ClusterItem {
@@ -21,35 +22,25 @@ export interface ClusterItem {
   weight: number;
 }
 
-export interface SeedGroup {
-  /** Item indexes. */
-  members: number[];
-  /** Anchored groups never merge with each other. */
-  anchored: boolean;
-}
-
 export interface ClusterOptions {
   /** Average-linkage similarity at or above which two groups merge. */
   threshold: number;
-  /** Share of the hit-profile similarity for pairs that both have one (0 = embeddings only). */
-  profileWeight: number;
+  /** Weight of the shared-KB-answer probability next to the embedding cosine (0 = embeddings only). */
+  kbWeight: number;
 }
 
 export interface Topic {
   /** Item indexes, ascending. */
   members: number[];
-  /** Index into the seeds of the anchored seed this topic grew from, if any. */
-  seed: number | undefined;
   /** Sum of the members' weights: the number of tickets. */
   size: number;
 }
 
 /**
- * Share of the KB hit-profile similarity when the KB was searched (the rest is the embedding
- * cosine): on the StackFAQ dev weeks the mix found a paraphrase's sibling more often (94 %)
- * than the embeddings (92 %) or the profiles (90 %) alone.
+ * Weight of the shared-KB-answer probability: on the StackFAQ dev weeks 1.4–3 (with the
+ * threshold moved along) gave the same grouping; 2 is the middle of that plateau.
  */
-export const PROFILE_WEIGHT = 0.5;
+export const KB_EVIDENCE_WEIGHT = 2;
 /** Groups clustered with the full similarity matrix; larger weeks are pre-grouped first. */
 export const MAX_AGGLOMERATIVE_GROUPS = 2_000;
 const TIE_EPSILON = 1e-9;
@@ -70,34 +61,31 @@ class Pacer {
 
 interface Group {
   members: number[];
-  seed: number | undefined;
   weight: number;
   /** Σ weight · unit embedding. */
   vector: Float64Array;
-  /** The same over the members that have a KB hit profile, and their weight. */
-  profiledVector: Float64Array;
-  profiledWeight: number;
-  /** Σ weight · unit profile. */
+  /** Σ weight · KB candidate scores. */
   profile: Map<string, number>;
+  /** Indexes of the non-zero dimensions of `vector` (hashed embeddings are mostly zeros). */
+  nonzero: Int32Array | undefined;
 }
 
 export async function clusterTopics(
   items: ClusterItem[],
-  seeds: SeedGroup[],
   options: ClusterOptions,
 ): Promise<Topic[]> {
   if (items.length === 0) return [];
   const dims = items[0]!.vector.length;
-  const units = items.map((item) => toUnit(item.vector, dims));
-  const profiles = items.map((item) => unitProfile(item.profile));
   const pacer = new Pacer();
-  const link = linkage(options.profileWeight);
+  const link = linkage(options.kbWeight);
 
-  const groups: Group[] = seeds.map((seed, i) => {
-    const g = emptyGroup(dims, seed.anchored ? i : undefined);
-    for (const m of seed.members) addItem(g, m, units[m]!, profiles[m]!, items[m]!.weight);
-    return g;
-  });
+  const groups: Group[] = items.map((item, i) => ({
+    members: [i],
+    weight: item.weight,
+    vector: toUnit(item.vector, dims).map((x) => x * item.weight),
+    profile: new Map([...item.profile].map(([key, s]) => [key, s * item.weight])),
+    nonzero: undefined,
+  }));
   let clustered = groups;
   if (groups.length > MAX_AGGLOMERATIVE_GROUPS) {
     clustered = await leaderPass(groups, options.threshold, link, pacer);
@@ -117,23 +105,14 @@ type Link = (a: Group, b: Group) => number;
 
 /**
  * Weighted average of the pairwise similarities between two groups' members, where a
- * pair's similarity is (1 − w)·embedding + w·profile cosine when both have a KB hit
- * profile, and the embedding cosine alone otherwise (no hits is no evidence either way).
- * As sums: [E_a·E_b − w·(Ep_a·Ep_b) + w·(P_a·P_b)] / (W_a·W_b).
+ * pair's similarity is cos(embeddings) + kbWeight · Σ_c s(q,c)·s(q',c). As sums:
+ * [E_a·E_b + kbWeight · P_a·P_b] / (W_a·W_b).
  */
-function linkage(profileWeight: number): Link {
+function linkage(kbWeight: number): Link {
   return (a, b) => {
-    if (a.seed !== undefined && b.seed !== undefined) return -Infinity;
-    const embedding = dot(a.vector, b.vector);
-    let s = embedding;
-    if (profileWeight > 0 && a.profile.size > 0 && b.profile.size > 0) {
-      // When every member has a profile (the usual case) the profiled sums are the sums.
-      const both =
-        a.profiledWeight === a.weight && b.profiledWeight === b.weight
-          ? embedding
-          : dot(a.profiledVector, b.profiledVector);
-      s += profileWeight * (sparseDot(a.profile, b.profile) - both);
-    }
+    let s = sparseVectorDot(a, b);
+    if (kbWeight > 0 && a.profile.size > 0 && b.profile.size > 0)
+      s += kbWeight * sparseDot(a.profile, b.profile);
     return s / (a.weight * b.weight);
   };
 }
@@ -147,7 +126,7 @@ async function agglomerate(
   const n = groups.length;
   if (n < 2) return groups;
   const dims = groups[0]!.vector.length;
-  const sim = new Float32Array(n * n).fill(-Infinity);
+  const sim = new Float64Array(n * n).fill(-Infinity);
   for (let a = 0; a < n; a++) {
     await pacer.spend((n - a) * dims);
     for (let b = a + 1; b < n; b++) {
@@ -187,18 +166,20 @@ async function agglomerate(
       }
     }
     if (a < 0 || s < threshold) break;
-    const b = best[a]!;
-    // The anchored group (if any) absorbs the other, so the seed is kept.
-    const [into, from] = groups[b]!.seed !== undefined ? [b, a] : [a, b];
-    mergeInto(groups[into]!, groups[from]!);
-    alive[from] = false;
-    await pacer.spend(n * dims);
+    const [into, from] = [a, best[a]!];
+    // Lance–Williams: the average linkage of the merged group is the weighted mean of the
+    // two groups' linkages, so a merge needs no vector arithmetic.
+    const wi = groups[into]!.weight;
+    const wf = groups[from]!.weight;
     for (let c = 0; c < n; c++) {
-      if (!alive[c] || c === into) continue;
-      const v = link(groups[into]!, groups[c]!);
+      if (!alive[c] || c === into || c === from) continue;
+      const v = (wi * sim[into * n + c]! + wf * sim[from * n + c]!) / (wi + wf);
       sim[into * n + c] = v;
       sim[c * n + into] = v;
     }
+    groups[into]!.members.push(...groups[from]!.members);
+    groups[into]!.weight += wf;
+    alive[from] = false;
     for (let c = 0; c < n; c++) {
       if (!alive[c]) continue;
       if (c === into || best[c] === into || best[c] === from) rowBest(c);
@@ -209,8 +190,9 @@ async function agglomerate(
 }
 
 /**
- * For very large weeks: each unanchored group joins the most similar group kept so
- * far when the similarity reaches the threshold (anchored groups are all kept).
+ * For very large weeks: each group joins the most similar group kept so far when the
+ * similarity reaches the threshold (one pass, in order); the biggest kept groups are then
+ * clustered in full.
  */
 async function leaderPass(
   groups: Group[],
@@ -218,9 +200,8 @@ async function leaderPass(
   link: Link,
   pacer: Pacer,
 ): Promise<Group[]> {
-  const kept: Group[] = groups.filter((g) => g.seed !== undefined);
+  const kept: Group[] = [];
   for (const g of groups) {
-    if (g.seed !== undefined) continue;
     await pacer.spend(kept.length * g.vector.length);
     let target: Group | undefined;
     let s = -Infinity;
@@ -238,54 +219,34 @@ async function leaderPass(
 }
 
 function toTopic(g: Group): Topic {
-  return { members: [...g.members].sort((x, y) => x - y), seed: g.seed, size: g.weight };
-}
-
-function emptyGroup(dims: number, seed: number | undefined): Group {
-  return {
-    members: [],
-    seed,
-    weight: 0,
-    vector: new Float64Array(dims),
-    profiledVector: new Float64Array(dims),
-    profiledWeight: 0,
-    profile: new Map(),
-  };
-}
-
-function addItem(
-  g: Group,
-  index: number,
-  unit: Float64Array,
-  profile: Map<string, number>,
-  weight: number,
-): void {
-  g.members.push(index);
-  g.weight += weight;
-  for (let d = 0; d < unit.length; d++) g.vector[d]! += weight * unit[d]!;
-  if (profile.size === 0) return;
-  g.profiledWeight += weight;
-  for (let d = 0; d < unit.length; d++) g.profiledVector[d]! += weight * unit[d]!;
-  for (const [key, v] of profile) g.profile.set(key, (g.profile.get(key) ?? 0) + weight * v);
+  return { members: [...g.members].sort((x, y) => x - y), size: g.weight };
 }
 
 function mergeInto(into: Group, from: Group): void {
+  into.nonzero = undefined;
   into.members.push(...from.members);
   into.weight += from.weight;
-  into.profiledWeight += from.profiledWeight;
-  for (let d = 0; d < into.vector.length; d++) {
-    into.vector[d]! += from.vector[d]!;
-    into.profiledVector[d]! += from.profiledVector[d]!;
-  }
+  for (let d = 0; d < into.vector.length; d++) into.vector[d]! += from.vector[d]!;
   for (const [key, v] of from.profile) into.profile.set(key, (into.profile.get(key) ?? 0) + v);
 }
 
-function unitProfile(profile: ReadonlyMap<string, number>): Map<string, number> {
-  let norm = 0;
-  for (const v of profile.values()) norm += v * v;
-  if (norm === 0) return new Map();
-  const inv = 1 / Math.sqrt(norm);
-  return new Map([...profile].map(([key, v]) => [key, v * inv]));
+/** Dot product of two groups' embedding sums over the non-zero dimensions of the sparser one. */
+function sparseVectorDot(a: Group, b: Group): number {
+  const na = nonzeroOf(a);
+  const nb = nonzeroOf(b);
+  const [small, other] = na.length <= nb.length ? [a, b] : [b, a];
+  let s = 0;
+  for (const d of small.nonzero!) s += small.vector[d]! * other.vector[d]!;
+  return s;
+}
+
+function nonzeroOf(g: Group): Int32Array {
+  if (!g.nonzero) {
+    const out: number[] = [];
+    for (let d = 0; d < g.vector.length; d++) if (g.vector[d] !== 0) out.push(d);
+    g.nonzero = Int32Array.from(out);
+  }
+  return g.nonzero;
 }
 
 function sparseDot(a: Map<string, number>, b: Map<string, number>): number {

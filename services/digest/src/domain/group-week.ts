@@ -1,11 +1,6 @@
 import type { Logger } from '@support-agent/shared';
-import { clusterTopics, dot, type SeedGroup } from './cluster-topics.js';
-import {
-  anchorQuestions,
-  groupAnchor,
-  SUPPORTED_MATCH_SHARE,
-  type AnchoredTopic,
-} from './kb-anchoring.js';
+import { clusterTopics, dot, KB_EVIDENCE_WEIGHT } from './cluster-topics.js';
+import { groupAnchor, kbCandidates, type AnchoredTopic } from './kb-anchoring.js';
 import type { Embedder, KbHit, KnowledgeSearch, WeekTicket } from './ports.js';
 import { oneLine, questionKey, truncate } from './text.js';
 import type { IdentityDraft } from './week-over-week.js';
@@ -34,8 +29,10 @@ export interface WeekTopics {
   kbChecked: boolean;
   /** The vector space of the centroids, e.g. `hashed/hashed-v1/512`. */
   fingerprint: string;
-  /** Clustering threshold used (also the bar for matching last week's unanswered topics). */
+  /** Clustering threshold used. */
   threshold: number;
+  /** Centroid cosine at which an unanswered topic matches one of last week's (week-over-week.ts). */
+  matchThreshold: number;
 }
 
 export interface TopicThresholds {
@@ -50,14 +47,10 @@ export interface TopicThresholds {
 }
 
 export interface GroupingSettings {
-  /** A KB hit at or above this score anchors its topic (DIGEST_KB_SCORE_FLOOR). */
+  /** Evidence a topic needs to be shown with a KB answer (DIGEST_KB_SCORE_FLOOR). */
   kbScoreFloor: number;
   /** Hits per question taken as KB candidates. */
   searchDepth: number;
-  /** Temperature of the week prior's likelihoods, in score units. */
-  anchorTemperature: number;
-  /** Share of the KB hit-profile similarity in the clustering similarity. */
-  profileWeight: number;
   thresholds: TopicThresholds;
   /** KB searches in flight at once. */
   searchConcurrency: number;
@@ -69,14 +62,23 @@ export interface GroupingDeps {
   logger: Logger;
 }
 
+/**
+ * Cosine of two unanswered topics' mean embeddings (this week's, last week's) at which they are
+ * taken for the same question, never above the clustering threshold. With knowledge's hashed
+ * embeddings, two disjoint sets of paraphrases of one StackFAQ dev question are at 0.4 or more
+ * 88 % of the time, paraphrase sets of two different questions 2.5 % of the time; matches are
+ * one to one, most similar first.
+ */
+export const UNANSWERED_MATCH_COSINE = 0.4;
 const EMBED_TEXT_MAX = 500;
 const EXAMPLES_PER_TOPIC = 2;
 const QUERY_MAX = 2_000;
 
 /**
- * A week's tickets as topics: each distinct question searched in the KB, anchored on
- * the KB entry it (and its paraphrases) confidently match (kb-anchoring.ts), the rest
- * clustered among themselves and with the anchored topics (cluster-topics.ts).
+ * A week's tickets as topics: each distinct question searched in the KB and embedded, all
+ * of them clustered by their text and by the KB answers they share (cluster-topics.ts),
+ * each cluster anchored on the KB topic its questions agree on (kb-anchoring.ts).
+ * Clusters anchored on the same KB question are one topic.
  */
 export async function groupWeek(
   deps: GroupingDeps,
@@ -90,78 +92,58 @@ export async function groupWeek(
       ? await deps.embedder.embed(questions.map((q) => truncate(q.text, EMBED_TEXT_MAX)))
       : { vectors: [], fingerprint: 'none' };
   const threshold = thresholdFor(fingerprint, settings.thresholds);
-  if (questions.length === 0) return { topics: [], kbChecked: true, fingerprint, threshold };
+  const matchThreshold = Math.min(threshold, UNANSWERED_MATCH_COSINE);
+  if (questions.length === 0)
+    return { topics: [], kbChecked: true, fingerprint, threshold, matchThreshold };
 
   const hits = await searchQuestions(deps, settings, orgId, questions);
   const kbChecked = hits !== undefined;
-  const anchoring = anchorQuestions(
-    questions.map((q, i) => ({
-      weight: q.tickets.length,
-      autoAnswered: q.tickets.some((t) => t.answered),
-      hits: hits?.[i],
-    })),
-    { floor: settings.kbScoreFloor, temperature: settings.anchorTemperature },
-  );
-  const seeds: SeedGroup[] = [
-    ...anchoring.anchored.map((a) => ({ members: a.members, anchored: true })),
-    ...anchoring.leftovers.map((i) => ({ members: [i], anchored: false })),
-  ];
+  const kb = kbCandidates(questions.map((_, i) => hits?.[i]));
+  const weights = questions.map((q) => q.tickets.length);
   const clustered = await clusterTopics(
-    questions.map((q, i) => ({
-      vector: vectors[i]!,
-      profile: evidenceProfile(anchoring.candidates[i]!, settings.kbScoreFloor),
-      weight: q.tickets.length,
-    })),
-    seeds,
-    { threshold, profileWeight: kbChecked ? settings.profileWeight : 0 },
+    questions.map((_, i) => ({ vector: vectors[i]!, profile: kb.scores[i]!, weight: weights[i]! })),
+    { threshold, kbWeight: kbChecked ? KB_EVIDENCE_WEIGHT : 0 },
   );
+
+  // Each cluster is shown with the KB answer its questions agree on, when they agree enough.
+  const autoAnswered = questions.map((q) => q.tickets.some((t) => t.answered));
+  const byKey = new Map<string, number[]>();
+  const unanswered: number[][] = [];
+  for (const t of clustered) {
+    const key = kbChecked
+      ? groupAnchor(t.members, kb.scores, weights, autoAnswered, settings.kbScoreFloor)
+      : undefined;
+    if (key === undefined) unanswered.push(t.members);
+    else byKey.set(key, [...(byKey.get(key) ?? []), ...t.members]);
+  }
   deps.logger.debug(
     {
       fingerprint,
       threshold,
       questions: questions.length,
-      anchored: anchoring.anchored.length,
-      leftovers: anchoring.leftovers.length,
-      topics: clustered.length,
+      clusters: clustered.length,
+      anchored: byKey.size,
+      unanswered: unanswered.length,
     },
     'topics grouped',
   );
 
-  // A cluster of questions that were not confident alone may be together: anchored on the KB
-  // topic their combined evidence reaches the floor for (joining it if it is already a topic).
-  const byKey = new Map<string, { anchor: AnchoredTopic; members: number[] }>();
-  const unanswered: number[][] = [];
-  for (const t of clustered) {
-    const seeded = t.seed !== undefined ? anchoring.anchored[t.seed] : undefined;
-    const key =
-      seeded?.key ??
-      (kbChecked ? groupAnchor(t.members, anchoring.candidates, settings.kbScoreFloor) : undefined);
-    const known = key !== undefined ? byKey.get(key) : undefined;
-    if (key === undefined) unanswered.push(t.members);
-    else if (known) known.members.push(...t.members);
-    else
-      byKey.set(key, {
-        anchor: seeded ?? anchoring.topicOf(key, t.members)!,
-        members: [...t.members],
-      });
-  }
   const topic = (anchor: AnchoredTopic | undefined, members: number[]): GroupedTopic => {
     const sorted = [...members].sort((a, b) => a - b);
-    const weights = sorted.map((i) => questions[i]!.tickets.length);
     const centroid = meanUnit(
       sorted.map((i) => vectors[i]!),
-      weights,
+      sorted.map((i) => weights[i]!),
     );
     return {
       anchor: anchor && { ...anchor, members: sorted },
       questions: sorted.map((i) => questions[i]!),
       central: questions[mostCentral(sorted, vectors, centroid, questions)]!,
-      size: weights.reduce((a, b) => a + b, 0),
+      size: sorted.reduce((n, i) => n + weights[i]!, 0),
       centroid,
     };
   };
   const topics = [
-    ...[...byKey.values()].map((g) => topic(g.anchor, g.members)),
+    ...[...byKey].map(([key, members]) => topic(kb.topicOf(key, members), members)),
     ...unanswered.map((m) => topic(undefined, m)),
   ].sort(
     (a, b) =>
@@ -169,7 +151,7 @@ export async function groupWeek(
       compareText(titleOf(a), titleOf(b)) ||
       a.questions[0]!.tickets[0]!.ticketId - b.questions[0]!.tickets[0]!.ticketId,
   );
-  return { topics, kbChecked, fingerprint, threshold };
+  return { topics, kbChecked, fingerprint, threshold, matchThreshold };
 }
 
 export function titleOf(t: GroupedTopic): string {
@@ -310,15 +292,4 @@ export async function mapLimit(
     while (next < count) await fn(next++);
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, count)) }, worker));
-}
-
-/**
- * The KB hits that count as evidence when comparing two questions: those strong enough to
- * join a confirmed topic. Search scores are calibrated probabilities, so an unrelated
- * question still gets every entry of a small KB at a low, near-uniform score; compared as
- * unit vectors those flat profiles would look alike and pull it into the biggest topic.
- */
-function evidenceProfile(candidates: Map<string, number>, floor: number): Map<string, number> {
-  const min = floor * SUPPORTED_MATCH_SHARE;
-  return new Map([...candidates].filter(([, score]) => score >= min));
 }

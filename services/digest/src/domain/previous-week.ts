@@ -50,7 +50,11 @@ export async function previousWeekTopics(
   const inherited = usable
     ? await withVectors(deps, usable.topics, regrouped.fingerprint)
     : undefined;
-  const { ids } = assignTopicIds(regrouped.topics.map(identityOf), inherited, regrouped.threshold);
+  const { ids } = assignTopicIds(
+    regrouped.topics.map(identityOf),
+    inherited,
+    regrouped.matchThreshold,
+  );
   const topics: SummaryTopic[] = regrouped.topics.map((t, i) => ({
     id: ids[i]!,
     title: titleOf(t),

@@ -9,8 +9,8 @@ import { questionKey } from './text.js';
  * Ids: a topic anchored on the KB is `kb:<entry id>` (the smallest id among the entries
  * sharing its KB question) and keeps last week's id when last week had a topic with
  * the same KB question. An unanswered cluster inherits the id of last week's unanswered
- * topic whose texts are most similar to its centroid (at least the clustering threshold,
- * one to one, most similar pairs first); otherwise it gets `q:<hash of its central text>`.
+ * topic whose texts are most similar to its centroid (at least the match threshold, one to
+ * one, most similar pairs first); otherwise it gets `q:<hash of its central text>`.
  */
 
 export interface IdentityDraft {
