@@ -252,6 +252,7 @@ describe('Redis outage', () => {
       assert.equal(up.status, 200);
       assert.match(up.headers.get('ratelimit') ?? '', /^"key";r=2;/);
 
+      redis.kill('SIGKILL'); // a crash, not a shutdown
       await redis.stop();
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
