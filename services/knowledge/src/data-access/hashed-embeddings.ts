@@ -1,8 +1,7 @@
 import { hash32 } from '../domain/hashing.js';
 import type { EmbeddingProvider, EntryText, Fingerprint } from '../domain/ports.js';
 import { questionText } from '../domain/scoring.js';
-import { isStopword, words } from '../domain/tokenizer.js';
-import { porterStem } from '../domain/porter-stemmer.js';
+import { isStopword, stem, words } from '../domain/tokenizer.js';
 
 /**
  * Built-in embeddings that need no model: the feature-hashing trick
@@ -68,7 +67,7 @@ export class HashedEmbeddings implements EmbeddingProvider {
   embedText(text: string): Float32Array {
     const all = words(text);
     const content = all.filter((w) => !isStopword(w));
-    const stems = content.map(porterStem);
+    const stems = content.map(stem);
 
     const unigrams = new Map<string, number>();
     for (const s of stems) bump(unigrams, s);

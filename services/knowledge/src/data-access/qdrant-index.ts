@@ -16,7 +16,7 @@ import type {
   StoredEntry,
   WriteOutcome,
 } from '../domain/ports.js';
-import { querySparseVector } from '../domain/scoring.js';
+import { dot, querySparseVector } from '../domain/scoring.js';
 
 /**
  * The Qdrant adapter: one collection per embedding fingerprint, shared by all
@@ -274,7 +274,7 @@ export class QdrantIndex implements KnowledgeIndex {
     ]);
     const candidates: Candidate[] = [];
     for (const point of response.points) {
-      const candidate = toCandidate(point);
+      const candidate = toCandidate(point, query.dense);
       if (candidate) candidates.push(candidate);
     }
     const documentFrequency = new Map<number, number>();
@@ -406,7 +406,10 @@ function toEntry(payload: Partial<Payload>): StoredEntry | undefined {
   };
 }
 
-function toCandidate(point: Schemas['ScoredPoint']): Candidate | undefined {
+function toCandidate(
+  point: Schemas['ScoredPoint'],
+  queryDense: Float32Array | null,
+): Candidate | undefined {
   const entry = toEntry((point.payload ?? {}) as Partial<Payload>);
   const vectors = point.vector as Record<string, unknown> | null | undefined;
   const dense = vectors?.[DENSE];
@@ -418,7 +421,7 @@ function toCandidate(point: Schemas['ScoredPoint']): Candidate | undefined {
     .sort((a, b) => a[0] - b[0]);
   return {
     entry,
-    dense: dense as number[],
+    cosine: queryDense === null ? null : dot(queryDense, dense as number[]),
     sparse: { indices: pairs.map((p) => p[0]), values: pairs.map((p) => p[1]) },
   };
 }

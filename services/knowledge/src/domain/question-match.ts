@@ -59,6 +59,69 @@ export function charGrams(text: string): Map<string, number> {
   return out;
 }
 
+/**
+ * A character trigram as one number: its three UTF-16 code units side by side (48 bits, exact
+ * in a double), so trigram counts are kept in number-keyed maps without slicing strings.
+ */
+const gramCode = (s: string, i: number): number =>
+  s.charCodeAt(i) * 2 ** 32 + s.charCodeAt(i + 1) * 2 ** 16 + s.charCodeAt(i + 2);
+
+/**
+ * Bounded memo of termGrams: a KB's question vocabulary is small, and every query
+ * compares its trigrams with those of the 20 questions it reranks.
+ */
+const GRAM_CACHE_SIZE = 50_000;
+const gramCache = new Map<string, readonly number[]>();
+
+/**
+ * The character trigrams (as codes, with repeats) that charGrams counts for one term.
+ * charGrams of terms joined by spaces counts exactly the trigrams of each term, added up.
+ */
+export function termGrams(term: string): readonly number[] {
+  let out = gramCache.get(term);
+  if (out !== undefined) return out;
+  const codes: number[] = [];
+  for (const w of words(term)) {
+    if (isStopword(w)) continue;
+    const padded = `<${w}>`;
+    for (let i = 0; i + CHARGRAM <= padded.length; i++) codes.push(gramCode(padded, i));
+  }
+  if (gramCache.size >= GRAM_CACHE_SIZE) gramCache.clear();
+  gramCache.set(term, (out = codes));
+  return out;
+}
+
+/** Trigram counts of a list of terms (charGrams of the terms joined by spaces), by code. */
+export interface GramCounts {
+  counts: Map<number, number>;
+  /** Σ count², the squared norm of the count vector. */
+  norm2: number;
+}
+
+export function gramCounts(terms: readonly string[]): GramCounts {
+  const counts = new Map<number, number>();
+  for (const t of terms) for (const g of termGrams(t)) counts.set(g, (counts.get(g) ?? 0) + 1);
+  let norm2 = 0;
+  for (const c of counts.values()) norm2 += c * c;
+  return { counts, norm2 };
+}
+
+/**
+ * countCosine(charGrams(query terms), charGrams(question terms)) from the query's counts, the
+ * question's distinct terms and its squared norm (which an index can keep per entry). Counts
+ * are small integers, so the dot product and norms are exact whatever the order.
+ */
+export function questionCharsCosine(
+  query: GramCounts,
+  questionTerms: readonly string[],
+  questionNorm2: number,
+): number {
+  if (query.norm2 === 0 || questionNorm2 === 0) return 0;
+  let dot = 0;
+  for (const t of questionTerms) for (const g of termGrams(t)) dot += query.counts.get(g) ?? 0;
+  return dot / (Math.sqrt(query.norm2) * Math.sqrt(questionNorm2));
+}
+
 /** Cosine similarity of two count vectors, in [0,1]. */
 export function countCosine(a: Map<string, number>, b: Map<string, number>): number {
   if (a.size === 0 || b.size === 0) return 0;

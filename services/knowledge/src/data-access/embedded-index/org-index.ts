@@ -1,8 +1,10 @@
 import type { SegmentLine } from '@support-agent/shared';
-import type { SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
+import { answerTermIds, entryTextFacts } from '../../domain/entry-profile.js';
+import type { EntryProfile, SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
 import { compareIds } from '../../domain/scoring.js';
 import { DenseVectors, type VectorSpill } from './dense-store.js';
-import { InvertedIndex } from './postings.js';
+import { InvertedIndex, type SlotTerms } from './postings.js';
+import { QuestionFacts } from './question-facts.js';
 import {
   JournalEntry,
   termsOfRecord,
@@ -17,7 +19,8 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * One organization's entries, by slot: slots are append-only (a replaced entry gets a new
  * slot, the old one is marked dead) until the organization is compacted. In memory is only
  * what search needs (vectors, postings, write time, content hash, where the entry's journal
- * line is); text, tags and the entry's own sparse vector are read back from the journal.
+ * line is, what the reranker reads of the question); text, tags and the entry's own sparse
+ * vector are read back from the journal.
  */
 export class OrgIndex {
   size = 0;
@@ -35,10 +38,13 @@ export class OrgIndex {
   refLength = new Uint32Array(0);
   readonly dense: DenseVectors;
   readonly terms = new InvertedIndex();
+  readonly questions = new QuestionFacts();
   readonly slotOf = new Map<string, number>();
   /** Scratch accumulator for lexical scores and the slots it touched, reset after each query. */
   scratch = new Float32Array(0);
   touched = new Int32Array(0);
+  /** Scratch of the brute-force dense pass: each slot's cosine with the current query. */
+  denseScratch = new Float64Array(0);
   private sortedIds: string[] | undefined;
 
   constructor(
@@ -80,10 +86,14 @@ export class OrgIndex {
     this.refOffset[slot] = at.offset;
     this.refLength[slot] = at.length;
     this.dense.write(slot, dense);
+    // Derived from the text (the journal keeps text and vectors only): the same on every load.
+    const facts = entryTextFacts({ question: record.q, answer: record.a, tags: record.g });
+    this.questions.write(slot, facts);
     this.terms.add(
       slot,
       sparse?.indices ?? termsOfRecord(record),
       sparse?.values ?? weightsOfRecord(record),
+      answerTermIds(facts),
     );
     this.slotOf.set(record.id, slot);
     this.live++;
@@ -170,14 +180,25 @@ export class OrgIndex {
     };
   }
 
-  /** The slot's vector as float32 (a view, or a dequantized copy). */
+  /** The slot's vector as float32 (a copy, dequantized when int8). */
   denseOf(slot: number): Float32Array {
     return this.dense.read(slot);
   }
 
   /** The slot's weights for the given terms (ascending ids): what lexical scoring reads. */
-  sparseFor(slot: number, ids: readonly number[]): { indices: number[]; values: number[] } {
+  sparseFor(slot: number, ids: readonly number[]): SlotTerms {
     return this.terms.weightsAt(slot, ids);
+  }
+
+  /** What the reranker reads of the slot's text; `terms` are its weights for the query's terms. */
+  profileOf(slot: number, terms: SlotTerms): EntryProfile {
+    const q = this.questions;
+    return {
+      questionKey: q.keys[slot]!,
+      questionTerms: q.termsOf(slot),
+      questionGramNorm2: q.gramNorms[slot]!,
+      inAnswer: (t) => terms.inAnswer(t.id),
+    };
   }
 
   ensureCapacity(n: number): void {
@@ -192,8 +213,10 @@ export class OrgIndex {
     this.refOffset = grow(this.refOffset, new Float64Array(capacity));
     this.refLength = grow(this.refLength, new Uint32Array(capacity));
     this.dense.ensureCapacity(capacity);
+    this.questions.ensureCapacity(capacity);
     this.scratch = new Float32Array(capacity);
     this.touched = new Int32Array(capacity);
+    this.denseScratch = new Float64Array(capacity);
     this.capacity = capacity;
   }
 

@@ -2,7 +2,28 @@
 export interface Posting {
   slots: Int32Array;
   weights: Float32Array;
+  /** 1 where the entry's answer holds the term (the reranker's answer coverage). */
+  inAnswer: Uint8Array;
   length: number;
+}
+
+/** A slot's weights for a query's terms (ids ascending) and which of them its answer holds. */
+export class SlotTerms {
+  readonly indices: number[] = [];
+  readonly values: number[] = [];
+  private readonly answer: boolean[] = [];
+
+  push(id: number, weight: number, inAnswer: boolean): void {
+    this.indices.push(id);
+    this.values.push(weight);
+    this.answer.push(inAnswer);
+  }
+
+  /** Whether the slot's answer holds term `id` (one of the query's terms). */
+  inAnswer(id: number): boolean {
+    const i = this.indices.indexOf(id);
+    return i >= 0 && this.answer[i]!;
+  }
 }
 
 /**
@@ -15,12 +36,17 @@ export class InvertedIndex {
   readonly postings = new Map<number, Posting>();
   readonly df = new Map<number, number>();
 
-  /** Adds the slot's sparse vector (term ids and weights). */
-  add(slot: number, terms: ArrayLike<number>, weights: ArrayLike<number>): void {
+  /** Adds the slot's sparse vector (term ids and weights); `answer` holds its answer's term ids. */
+  add(
+    slot: number,
+    terms: ArrayLike<number>,
+    weights: ArrayLike<number>,
+    answer: ReadonlySet<number>,
+  ): void {
     for (let i = 0; i < terms.length; i++) {
       const term = terms[i]!;
       this.df.set(term, (this.df.get(term) ?? 0) + 1);
-      this.addPosting(term, slot, weights[i]!);
+      this.addPosting(term, slot, weights[i]!, answer.has(term));
     }
   }
 
@@ -35,12 +61,11 @@ export class InvertedIndex {
   }
 
   /**
-   * The slot's weights for the given terms, as a sparse vector (ascending ids): what lexical
+   * The slot's weights for the given terms (ascending ids), as a sparse vector: what lexical
    * scoring reads. Postings hold slots in ascending order, so each is a binary search.
    */
-  weightsAt(slot: number, ids: readonly number[]): { indices: number[]; values: number[] } {
-    const indices: number[] = [];
-    const values: number[] = [];
+  weightsAt(slot: number, ids: readonly number[]): SlotTerms {
+    const out = new SlotTerms();
     for (const id of ids) {
       const p = this.postings.get(id);
       if (!p) continue;
@@ -50,33 +75,40 @@ export class InvertedIndex {
         const mid = (lo + hi) >> 1;
         const s = p.slots[mid]!;
         if (s === slot) {
-          indices.push(id);
-          values.push(p.weights[mid]!);
+          out.push(id, p.weights[mid]!, p.inAnswer[mid] === 1);
           break;
         }
         if (s < slot) lo = mid + 1;
         else hi = mid - 1;
       }
     }
-    return { indices, values };
+    return out;
   }
 
-  private addPosting(term: number, slot: number, weight: number): void {
+  private addPosting(term: number, slot: number, weight: number, inAnswer: boolean): void {
     let p = this.postings.get(term);
     if (!p) {
-      p = { slots: new Int32Array(4), weights: new Float32Array(4), length: 0 };
+      p = {
+        slots: new Int32Array(4),
+        weights: new Float32Array(4),
+        inAnswer: new Uint8Array(4),
+        length: 0,
+      };
       this.postings.set(term, p);
     } else if (p.length === p.slots.length) {
       const size = Math.ceil(p.length * 1.5);
-      const slots = new Int32Array(size);
-      slots.set(p.slots);
-      const weights = new Float32Array(size);
-      weights.set(p.weights);
-      p.slots = slots;
-      p.weights = weights;
+      p.slots = grown(p.slots, new Int32Array(size));
+      p.weights = grown(p.weights, new Float32Array(size));
+      p.inAnswer = grown(p.inAnswer, new Uint8Array(size));
     }
     p.slots[p.length] = slot;
     p.weights[p.length] = weight;
+    p.inAnswer[p.length] = inAnswer ? 1 : 0;
     p.length++;
   }
+}
+
+function grown<T extends Int32Array | Float32Array | Uint8Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
 }
