@@ -180,6 +180,9 @@ class TopK {
   }
 
   result(): number[] {
-    return Array.from(this.slots.subarray(0, this.size));
+    // A plain loop: Array.from over a typed array goes through the iterator protocol.
+    const out = new Array<number>(this.size);
+    for (let i = 0; i < this.size; i++) out[i] = this.slots[i]!;
+    return out;
   }
 }

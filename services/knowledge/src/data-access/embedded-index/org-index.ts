@@ -7,6 +7,7 @@ import { InvertedIndex, type SlotTerms } from './postings.js';
 import { QuestionFacts } from './question-facts.js';
 import {
   JournalEntry,
+  type EntrySource,
   termsOfRecord,
   weightsOfRecord,
   type PutRecord,
@@ -22,7 +23,7 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * line is, what the reranker reads of the question); text, tags and the entry's own sparse
  * vector are read back from the journal.
  */
-export class OrgIndex {
+export class OrgIndex implements EntrySource {
   size = 0;
   live = 0;
   capacity = 0;
@@ -159,12 +160,7 @@ export class OrgIndex {
     const at = this.lineOf(slot);
     // Searches never ask for the hash (a hex string per candidate): it is read from the
     // line's own record when asked for, so it always matches the text served with it.
-    return new JournalEntry(
-      id,
-      this.updatedAt[slot]!,
-      () => this.contentHashAt(slot, id, at),
-      () => this.recordOf(id, at),
-    );
+    return new JournalEntry(id, this.updatedAt[slot]!, this, slot, at);
   }
 
   /** A plain copy of the entry (text read now). */
@@ -220,7 +216,8 @@ export class OrgIndex {
     this.capacity = capacity;
   }
 
-  private recordOf(id: string, at: SegmentLine): PutRecord {
+  /** The record of entry `id` at `at` (checked to be that entry's). */
+  recordOf(id: string, at: SegmentLine): PutRecord {
     const record = this.read(at);
     if (record.t !== 'put' || record.id !== id)
       throw new Error(`journal line of entry ${id} does not match`);
@@ -228,7 +225,7 @@ export class OrgIndex {
   }
 
   /** The content hash of entry `id` stored at `at`: the slot's, unless the slot moved on. */
-  private contentHashAt(slot: number, id: string, at: SegmentLine): string {
+  contentHashAt(slot: number, id: string, at: SegmentLine): string {
     const current = this.lineOf(slot);
     if (this.ids[slot] === id && current.segment === at.segment && current.offset === at.offset) {
       return this.contentHashOf(slot);

@@ -72,7 +72,16 @@ export function toPutRecord(orgId: string, e: IndexedEntry): PutRecord {
   };
 }
 
-/** A stored entry whose text is read from the journal when first asked for. */
+/** Where a JournalEntry reads its record and content hash (the organization's index). */
+export interface EntrySource {
+  recordOf(id: string, at: SegmentLine): PutRecord;
+  contentHashAt(slot: number, id: string, at: SegmentLine): string;
+}
+
+/**
+ * A stored entry whose text is read from the journal when first asked for. A search makes
+ * one per candidate and reads the text of a few, so it holds positions, not closures.
+ */
 export class JournalEntry implements StoredEntry {
   private record: PutRecord | undefined;
   private hash: string | undefined;
@@ -80,8 +89,9 @@ export class JournalEntry implements StoredEntry {
   constructor(
     readonly id: string,
     readonly updatedAt: number,
-    private readonly hashOf: () => string,
-    private readonly load: () => PutRecord,
+    private readonly source: EntrySource,
+    private readonly slot: number,
+    private readonly at: SegmentLine,
   ) {}
 
   get question(): string {
@@ -97,12 +107,12 @@ export class JournalEntry implements StoredEntry {
   }
 
   get contentHash(): string {
-    this.hash ??= this.hashOf();
+    this.hash ??= this.source.contentHashAt(this.slot, this.id, this.at);
     return this.hash;
   }
 
   private put(): PutRecord {
-    this.record ??= this.load();
+    this.record ??= this.source.recordOf(this.id, this.at);
     return this.record;
   }
 }
