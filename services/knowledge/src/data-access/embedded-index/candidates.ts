@@ -5,10 +5,11 @@ import type {
   EntryProfile,
   StoredEntry,
 } from '../../domain/ports.js';
-import { idf } from '../../domain/scoring.js';
 import { CHUNK_ROWS, sparseQuery, type SparseQuery } from './dense-store.js';
+import { lexicalTop } from './lexical-top.js';
 import type { OrgIndex } from './org-index.js';
 import type { SlotTerms } from './postings.js';
+import { TopK } from './top-k.js';
 
 /**
  * The hybrid candidates of one organization: the best BM25 matches over the inverted index
@@ -69,34 +70,6 @@ class SlotCandidate implements Candidate {
   }
 }
 
-/** Best lexical matches: BM25 accumulated over the postings of the query terms. */
-function lexicalTop(org: OrgIndex, query: CandidateQuery): number[] {
-  const scores = org.scratch;
-  const touched = org.touched;
-  const alive = org.alive;
-  const { postings, df } = org.terms;
-  let n = 0;
-  for (const t of query.terms) {
-    const posting = postings.get(t.id);
-    if (!posting) continue;
-    const weight = t.count * idf(org.live, df.get(t.id) ?? 0);
-    const { slots, weights, length } = posting;
-    for (let i = 0; i < length; i++) {
-      const slot = slots[i]!;
-      if (alive[slot] === 0) continue;
-      if (scores[slot] === 0) touched[n++] = slot;
-      scores[slot]! += weight * weights[i]!;
-    }
-  }
-  const top = new TopK(query.limit);
-  for (let i = 0; i < n; i++) {
-    const slot = touched[i]!;
-    top.offer(slot, scores[slot]!);
-    scores[slot] = 0;
-  }
-  return top.result();
-}
-
 /**
  * Exact dense nearest neighbours by brute force (only for small organizations). Only the
  * query's non-zero dimensions are visited: the built-in embeddings of a short query touch
@@ -135,54 +108,4 @@ function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Arr
     }
   }
   return top.result();
-}
-
-/** Keeps the k best (slot, score) pairs seen; a min-heap on score, ties by lower slot kept. */
-class TopK {
-  private readonly slots: Int32Array;
-  private readonly scores: Float64Array;
-  size = 0;
-
-  constructor(private readonly k: number) {
-    this.slots = new Int32Array(k);
-    this.scores = new Float64Array(k);
-  }
-
-  offer(slot: number, score: number): void {
-    if (this.k === 0) return;
-    if (this.size < this.k) {
-      let i = this.size++;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (this.scores[parent]! <= score) break;
-        this.slots[i] = this.slots[parent]!;
-        this.scores[i] = this.scores[parent]!;
-        i = parent;
-      }
-      this.slots[i] = slot;
-      this.scores[i] = score;
-      return;
-    }
-    if (score <= this.scores[0]!) return;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= this.size) break;
-      const r = l + 1;
-      const c = r < this.size && this.scores[r]! < this.scores[l]! ? r : l;
-      if (this.scores[c]! >= score) break;
-      this.slots[i] = this.slots[c]!;
-      this.scores[i] = this.scores[c]!;
-      i = c;
-    }
-    this.slots[i] = slot;
-    this.scores[i] = score;
-  }
-
-  result(): number[] {
-    // A plain loop: Array.from over a typed array goes through the iterator protocol.
-    const out = new Array<number>(this.size);
-    for (let i = 0; i < this.size; i++) out[i] = this.slots[i]!;
-    return out;
-  }
 }

@@ -41,9 +41,6 @@ export class OrgIndex implements EntrySource {
   readonly terms = new InvertedIndex();
   readonly questions = new QuestionFacts();
   readonly slotOf = new Map<string, number>();
-  /** Scratch accumulator for lexical scores and the slots it touched, reset after each query. */
-  scratch = new Float32Array(0);
-  touched = new Int32Array(0);
   /** Scratch of the brute-force dense pass: each slot's cosine with the current query. */
   denseScratch = new Float64Array(0);
   private sortedIds: string[] | undefined;
@@ -210,8 +207,6 @@ export class OrgIndex implements EntrySource {
     this.refLength = grow(this.refLength, new Uint32Array(capacity));
     this.dense.ensureCapacity(capacity);
     this.questions.ensureCapacity(capacity);
-    this.scratch = new Float32Array(capacity);
-    this.touched = new Int32Array(capacity);
     this.denseScratch = new Float64Array(capacity);
     this.capacity = capacity;
   }

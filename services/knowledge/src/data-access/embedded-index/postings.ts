@@ -5,6 +5,8 @@ export interface Posting {
   /** 1 where the entry's answer holds the term (the reranker's answer coverage). */
   inAnswer: Uint8Array;
   length: number;
+  /** The largest weight ever added (dead slots included): what the term can add to a score. */
+  maxWeight: number;
 }
 
 /** A slot's weights for a query's terms (ids ascending) and which of them its answer holds. */
@@ -93,6 +95,7 @@ export class InvertedIndex {
         weights: new Float32Array(4),
         inAnswer: new Uint8Array(4),
         length: 0,
+        maxWeight: 0,
       };
       this.postings.set(term, p);
     } else if (p.length === p.slots.length) {
@@ -105,6 +108,7 @@ export class InvertedIndex {
     p.weights[p.length] = weight;
     p.inAnswer[p.length] = inAnswer ? 1 : 0;
     p.length++;
+    if (weight > p.maxWeight) p.maxWeight = weight;
   }
 }
 
