@@ -31,6 +31,7 @@ const SEED_CHARGRAM = 0xc2b2ae3d;
 
 export class HashedEmbeddings implements EmbeddingProvider {
   readonly fingerprint: Fingerprint;
+  private part: Float32Array | undefined;
   /** Signed hashing keeps unrelated texts near 0; a text with itself is 1. */
   readonly cosineRange = { unrelated: 0, identical: 1 };
 
@@ -95,7 +96,8 @@ export class HashedEmbeddings implements EmbeddingProvider {
     weight: number,
   ): void {
     if (features.size === 0) return;
-    const part = new Float32Array(this.dimensions);
+    // One scratch row per instance (embedding is synchronous), cleared for each family.
+    const part = (this.part ??= new Float32Array(this.dimensions)).fill(0);
     for (const [feature, tf] of features) {
       const h = hash32(feature, seed);
       const sign = h & 0x80000000 ? -1 : 1;

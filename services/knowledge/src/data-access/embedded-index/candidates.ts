@@ -37,21 +37,21 @@ export function candidatesOf(
     for (const slot of denseTop(org, dense, query.limit, cosines)) chosen.add(slot);
   }
 
-  const candidates: Candidate[] = [];
+  // The entries' weights for the query's terms (all that lexical scoring reads), each posting
+  // walked once over the candidates in slot order; then the vectors, also in slot order.
+  const slots = [...chosen].sort((a, b) => a - b);
   const termIds = [...new Set(query.terms.map((t) => t.id))].sort((a, b) => a - b);
-  for (const slot of chosen) {
-    // The entry's weights for the query's terms: all that lexical scoring reads.
-    const terms = org.sparseFor(slot, termIds);
-    candidates.push(
+  const weights = org.terms.weightsOf(slots, termIds);
+  const candidates = slots.map(
+    (slot, k): Candidate =>
       new SlotCandidate(
         org,
         slot,
         org.entryAt(slot),
         dense ? (cosines?.[slot] ?? org.dense.dot(slot, dense)) : null,
-        terms,
+        weights[k]!,
       ),
-    );
-  }
+  );
   return { docCount: org.live, documentFrequency, candidates };
 }
 

@@ -1,6 +1,7 @@
 import type { CandidateQuery } from '../../domain/ports.js';
 import { idf } from '../../domain/scoring.js';
 import type { OrgIndex } from './org-index.js';
+import { seek } from './postings.js';
 import { TopK } from './top-k.js';
 
 interface Cursor {
@@ -70,16 +71,4 @@ export function lexicalTop(org: OrgIndex, query: CandidateQuery): number[] {
     }
   }
   return top.result();
-}
-
-/** The first position in slots[from, length) holding a slot ≥ `slot` (binary search). */
-function seek(slots: Int32Array, from: number, length: number, slot: number): number {
-  let lo = from;
-  let hi = length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (slots[mid]! < slot) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

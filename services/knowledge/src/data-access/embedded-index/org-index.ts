@@ -178,11 +178,6 @@ export class OrgIndex implements EntrySource {
     return this.dense.read(slot);
   }
 
-  /** The slot's weights for the given terms (ascending ids): what lexical scoring reads. */
-  sparseFor(slot: number, ids: readonly number[]): SlotTerms {
-    return this.terms.weightsAt(slot, ids);
-  }
-
   /** What the reranker reads of the slot's text; `terms` are its weights for the query's terms. */
   profileOf(slot: number, terms: SlotTerms): EntryProfile {
     const q = this.questions;

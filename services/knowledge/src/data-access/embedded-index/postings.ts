@@ -63,25 +63,19 @@ export class InvertedIndex {
   }
 
   /**
-   * The slot's weights for the given terms (ascending ids), as a sparse vector: what lexical
-   * scoring reads. Postings hold slots in ascending order, so each is a binary search.
+   * Each slot's weights for the given terms (ascending ids), as sparse vectors: what lexical
+   * scoring reads. `slots` must be ascending: each term's posting is walked once, forward.
    */
-  weightsAt(slot: number, ids: readonly number[]): SlotTerms {
-    const out = new SlotTerms();
+  weightsOf(slots: readonly number[], ids: readonly number[]): SlotTerms[] {
+    const out = slots.map(() => new SlotTerms());
     for (const id of ids) {
       const p = this.postings.get(id);
       if (!p) continue;
-      let lo = 0;
-      let hi = p.length - 1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >> 1;
-        const s = p.slots[mid]!;
-        if (s === slot) {
-          out.push(id, p.weights[mid]!, p.inAnswer[mid] === 1);
-          break;
-        }
-        if (s < slot) lo = mid + 1;
-        else hi = mid - 1;
+      let pos = 0;
+      for (let k = 0; k < slots.length && pos < p.length; k++) {
+        pos = seek(p.slots, pos, p.length, slots[k]!);
+        if (pos < p.length && p.slots[pos] === slots[k])
+          out[k]!.push(id, p.weights[pos]!, p.inAnswer[pos] === 1);
       }
     }
     return out;
@@ -115,4 +109,27 @@ export class InvertedIndex {
 function grown<T extends Int32Array | Float32Array | Uint8Array>(from: T, to: T): T {
   to.set(from);
   return to;
+}
+
+/**
+ * The first position in slots[from, length) holding a slot ≥ `slot`: galloping (1, 2, 4, …
+ * ahead of `from`) then a binary search in the last step. Callers look up ascending slots,
+ * so each search starts where the last one ended and reads memory close to it.
+ */
+export function seek(slots: Int32Array, from: number, length: number, slot: number): number {
+  let lo = from;
+  let step = 1;
+  let hi = from;
+  while (hi < length && slots[hi]! < slot) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  if (hi > length) hi = length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (slots[mid]! < slot) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
