@@ -457,11 +457,14 @@ for (const harness of [embeddedHarness, qdrantHarness]) {
         assert.deepEqual((hybrid.body as { query: unknown }).query, { fusion: 'rrf' });
       });
 
-      it('when the collection is created, then it has named dense and sparse vectors and a tenant org_id index', () => {
+      it('when the collection is created, then it has named dense and sparse vectors, int8 scalar quantization and a tenant org_id index', () => {
         const s = getStandIn();
         const config = s.collectionConfig(index.collection)!;
         assert.deepEqual(config.dense.get('dense'), { size: 512, distance: 'Cosine' });
         assert.deepEqual(config.sparse.get('sparse'), { modifier: 'idf' });
+        assert.deepEqual(config.quantization, {
+          scalar: { type: 'int8', quantile: 0.99, always_ram: true },
+        });
         assert.deepEqual(s.payloadIndexes(index.collection)?.get('org_id'), {
           type: 'keyword',
           is_tenant: true,
