@@ -262,3 +262,26 @@ describe('embedded index lexical candidates', () => {
     }
   });
 });
+
+describe('embedded index search results', () => {
+  it('when an entry’s text imitates the journal’s field layout, then search returns its text exactly', async () => {
+    const dir = tempDir('kb-text-');
+    try {
+      const { index, deps } = await open(dir.path);
+      const tricky = {
+        id: 'tricky',
+        question: 'Why does my export show ,"u":1} in the header?',
+        answer: 'Quotes " and ,"u": and \\ and émojis 🙂 are kept; "g":["x"],"u":5 too.',
+        tags: ['csv,"u":', 'export'],
+      };
+      await upsertEntries(deps, 'acme', [tricky, entry(1)]);
+      const [hit] = await searchEntries(deps, { orgId: 'acme', query: 'export header' });
+      assert.equal(hit?.entryId, 'tricky');
+      assert.equal(hit.question, tricky.question);
+      assert.equal(hit.answer, tricky.answer);
+      await index.close();
+    } finally {
+      dir.remove();
+    }
+  });
+});

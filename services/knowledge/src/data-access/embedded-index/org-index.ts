@@ -11,7 +11,10 @@ import {
   termsOfRecord,
   weightsOfRecord,
   type PutRecord,
-  type ReadRecord,
+  parseEntryText,
+  parseRecord,
+  type EntryTextRecord,
+  type ReadLine,
 } from './records.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -50,7 +53,7 @@ export class OrgIndex implements EntrySource {
     /** Live entries above which dense vectors are kept as int8. */
     readonly quantizeAbove: number,
     /** Reads a journal line back. */
-    readonly read: ReadRecord,
+    readonly readLine: ReadLine,
     spill?: VectorSpill,
   ) {
     this.dense = new DenseVectors(dimensions, spill);
@@ -115,7 +118,7 @@ export class OrgIndex implements EntrySource {
 
   /** Rebuilds arrays and postings from the live slots (same journal lines). */
   compacted(spill?: VectorSpill): OrgIndex {
-    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.read, spill);
+    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.readLine, spill);
     fresh.ensureCapacity(this.live);
     for (let slot = 0; slot < this.size; slot++) {
       if (!this.alive[slot]) continue;
@@ -208,10 +211,12 @@ export class OrgIndex implements EntrySource {
 
   /** The record of entry `id` at `at` (checked to be that entry's). */
   recordOf(id: string, at: SegmentLine): PutRecord {
-    const record = this.read(at);
-    if (record.t !== 'put' || record.id !== id)
-      throw new Error(`journal line of entry ${id} does not match`);
-    return record;
+    return checked(parseRecord(this.readLine(at)), id) as PutRecord;
+  }
+
+  /** The text fields of entry `id`'s record at `at` (its vectors left undecoded). */
+  textOf(id: string, at: SegmentLine): EntryTextRecord {
+    return checked(parseEntryText(this.readLine(at)), id);
   }
 
   /** The content hash of entry `id` stored at `at`: the slot's, unless the slot moved on. */
@@ -237,4 +242,10 @@ export class OrgIndex implements EntrySource {
 function grow<T extends Uint8Array | Uint32Array | Float64Array>(from: T, to: T): T {
   to.set(from);
   return to;
+}
+
+function checked<R extends { t: string; id?: string }>(record: R, id: string): R {
+  if (record.t !== 'put' || record.id !== id)
+    throw new Error(`journal line of entry ${id} does not match`);
+  return record;
 }
