@@ -21,6 +21,7 @@ export function candidatesOf(
   org: OrgIndex | undefined,
   query: CandidateQuery,
   exactDenseBudget: number,
+  accumulateUpTo?: number,
 ): CandidateSet {
   const documentFrequency = new Map<number, number>();
   if (!org || org.live === 0) return { docCount: 0, documentFrequency, candidates: [] };
@@ -28,18 +29,18 @@ export function candidatesOf(
 
   const dense = query.dense ? sparseQuery(query.dense) : null;
   const chosen = new Set<number>();
-  for (const slot of lexicalTop(org, query)) chosen.add(slot);
+  for (const slot of lexicalTop(org, query, accumulateUpTo)) chosen.add(slot);
   // The brute-force pass over float32 vectors computes every slot's exact cosine: kept for
   // the candidates instead of computing theirs again.
   let cosines: Float64Array | undefined;
   if (dense && org.live * org.dimensions <= exactDenseBudget) {
-    if (!org.dense.quantized) cosines = org.denseScratch;
+    if (!org.dense.quantized) cosines = org.cosineScratch();
     for (const slot of denseTop(org, dense, query.limit, cosines)) chosen.add(slot);
   }
 
   // The entries' weights for the query's terms (all that lexical scoring reads), each posting
   // walked once over the candidates in slot order; then the vectors, also in slot order.
-  const slots = [...chosen].sort((a, b) => a - b);
+  const slots = Array.from(Int32Array.from(chosen).sort());
   const termIds = [...new Set(query.terms.map((t) => t.id))].sort((a, b) => a - b);
   const weights = org.terms.weightsOf(slots, termIds);
   const candidates = slots.map(

@@ -58,6 +58,11 @@ export interface EmbeddedIndexOptions {
   /** Open an existing collection only to read it (re-indexing source). */
   readOnly?: boolean;
   exactDenseBudget?: number;
+  /**
+   * Queries whose terms have at most this many postings in all add them all up; others are
+   * ranked with MaxScore pruning (default 8,192; lexical-top.ts). Either gives the same top k.
+   */
+  lexicalAccumulateUpTo?: number;
   /** Live entries of an organization above which its dense vectors are int8 (default 8,192). */
   quantizeAbove?: number;
   /**
@@ -184,6 +189,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       this.orgs.get(query.orgId),
       query,
       this.options.exactDenseBudget ?? DEFAULT_EXACT_DENSE_BUDGET,
+      this.options.lexicalAccumulateUpTo,
     );
   }
 

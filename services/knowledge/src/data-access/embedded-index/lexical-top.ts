@@ -15,6 +15,12 @@ interface Cursor {
 }
 
 /**
+ * Up to this many postings in all, adding every posting into per-slot sums is cheaper than
+ * MaxScore's bookkeeping (a small organization, or rare terms only).
+ */
+export const DEFAULT_ACCUMULATE_UP_TO = 8_192;
+
+/**
  * The `query.limit` best entries by BM25 over the postings of the query's terms, exactly, with
  * MaxScore pruning (Turtle & Flood 1995): postings are walked entry by entry in slot order, and
  * once the k-th best score reaches the most the cheapest terms could add together, entries
@@ -22,7 +28,11 @@ interface Cursor {
  * longer walked, only probed for entries that still can. A common word in a query over 100k
  * entries would otherwise touch most of them. Ties keep the lower slot.
  */
-export function lexicalTop(org: OrgIndex, query: CandidateQuery): number[] {
+export function lexicalTop(
+  org: OrgIndex,
+  query: CandidateQuery,
+  accumulateUpTo = DEFAULT_ACCUMULATE_UP_TO,
+): number[] {
   const { postings, df } = org.terms;
   const cursors: Cursor[] = [];
   for (const t of query.terms) {
@@ -33,6 +43,9 @@ export function lexicalTop(org: OrgIndex, query: CandidateQuery): number[] {
   }
   const top = new TopK(query.limit);
   if (cursors.length === 0 || query.limit === 0) return top.result();
+  let postingsInAll = 0;
+  for (const c of cursors) postingsInAll += c.length;
+  if (postingsInAll <= accumulateUpTo) return accumulated(org, cursors, top);
   // Cheapest first: the non-essential terms are always a prefix, whose bounds add up to
   // upTo[i] for the first i + 1 of them.
   cursors.sort((a, b) => a.bound - b.bound);
@@ -69,6 +82,33 @@ export function lexicalTop(org: OrgIndex, query: CandidateQuery): number[] {
       threshold = top.min();
       while (essential < cursors.length && upTo[essential]! <= threshold) essential++;
     }
+  }
+  return top.result();
+}
+
+/** Every posting added into per-slot sums, then offered in slot order (ties keep the lower slot). */
+function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
+  const { scores, touched } = org.lexicalScratch();
+  const alive = org.alive;
+  let n = 0;
+  for (const c of cursors) {
+    for (let i = 0; i < c.length; i++) {
+      const slot = c.slots[i]!;
+      if (alive[slot] === 0) continue;
+      if (scores[slot] === 0) touched[n++] = slot;
+      scores[slot]! += c.weight * c.weights[i]!;
+    }
+  }
+  const offer = (slot: number) => {
+    top.offer(slot, scores[slot]!);
+    scores[slot] = 0;
+  };
+  // Sorting the touched slots costs more than walking all slots when most are touched.
+  if (n * 8 > org.size) {
+    for (let slot = 0; slot < org.size; slot++) if (scores[slot] !== 0) offer(slot);
+  } else {
+    const sorted = touched.subarray(0, n).sort();
+    for (let i = 0; i < n; i++) offer(sorted[i]!);
   }
   return top.result();
 }

@@ -44,8 +44,10 @@ export class OrgIndex implements EntrySource {
   readonly terms = new InvertedIndex();
   readonly questions = new QuestionFacts();
   readonly slotOf = new Map<string, number>();
-  /** Scratch of the brute-force dense pass: each slot's cosine with the current query. */
-  denseScratch = new Float64Array(0);
+  /** Scratch of the brute-force dense pass (small organizations only): each slot's cosine. */
+  private cosines = new Float64Array(0);
+  private scores = new Float64Array(0);
+  private touched = new Int32Array(0);
   private sortedIds: string[] | undefined;
 
   constructor(
@@ -181,6 +183,21 @@ export class OrgIndex implements EntrySource {
     return this.dense.read(slot);
   }
 
+  /** Per-slot sums of lexical scores and the slots touched (allocated on first use, kept zeroed). */
+  lexicalScratch(): { scores: Float64Array; touched: Int32Array } {
+    if (this.scores.length < this.size) {
+      this.scores = new Float64Array(this.capacity);
+      this.touched = new Int32Array(this.capacity);
+    }
+    return { scores: this.scores, touched: this.touched };
+  }
+
+  /** Room for the cosine of every slot with a query (allocated on first use). */
+  cosineScratch(): Float64Array {
+    if (this.cosines.length < this.size) this.cosines = new Float64Array(this.capacity);
+    return this.cosines;
+  }
+
   /** What the reranker reads of the slot's text; `terms` are its weights for the query's terms. */
   profileOf(slot: number, terms: SlotTerms): EntryProfile {
     const q = this.questions;
@@ -205,7 +222,6 @@ export class OrgIndex implements EntrySource {
     this.refLength = grow(this.refLength, new Uint32Array(capacity));
     this.dense.ensureCapacity(capacity);
     this.questions.ensureCapacity(capacity);
-    this.denseScratch = new Float64Array(capacity);
     this.capacity = capacity;
   }
 

@@ -2,7 +2,10 @@
 export interface Posting {
   slots: Int32Array;
   weights: Float32Array;
-  /** 1 where the entry's answer holds the term (the reranker's answer coverage). */
+  /**
+   * One bit per position, set where the entry's answer holds the term (the reranker's answer
+   * coverage): bit i % 8 of byte i >> 3.
+   */
   inAnswer: Uint8Array;
   length: number;
   /** The largest weight ever added (dead slots included): what the term can add to a score. */
@@ -75,7 +78,7 @@ export class InvertedIndex {
       for (let k = 0; k < slots.length && pos < p.length; k++) {
         pos = seek(p.slots, pos, p.length, slots[k]!);
         if (pos < p.length && p.slots[pos] === slots[k])
-          out[k]!.push(id, p.weights[pos]!, p.inAnswer[pos] === 1);
+          out[k]!.push(id, p.weights[pos]!, (p.inAnswer[pos >> 3]! & (1 << (pos & 7))) !== 0);
       }
     }
     return out;
@@ -87,7 +90,7 @@ export class InvertedIndex {
       p = {
         slots: new Int32Array(4),
         weights: new Float32Array(4),
-        inAnswer: new Uint8Array(4),
+        inAnswer: new Uint8Array(1),
         length: 0,
         maxWeight: 0,
       };
@@ -96,11 +99,11 @@ export class InvertedIndex {
       const size = Math.ceil(p.length * 1.5);
       p.slots = grown(p.slots, new Int32Array(size));
       p.weights = grown(p.weights, new Float32Array(size));
-      p.inAnswer = grown(p.inAnswer, new Uint8Array(size));
+      p.inAnswer = grown(p.inAnswer, new Uint8Array((size + 7) >> 3));
     }
     p.slots[p.length] = slot;
     p.weights[p.length] = weight;
-    p.inAnswer[p.length] = inAnswer ? 1 : 0;
+    if (inAnswer) p.inAnswer[p.length >> 3]! |= 1 << (p.length & 7);
     p.length++;
     if (weight > p.maxWeight) p.maxWeight = weight;
   }

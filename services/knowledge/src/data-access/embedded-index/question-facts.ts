@@ -11,7 +11,7 @@ export class QuestionFacts {
   gramNorms = new Uint32Array(0);
   /** Slot → where its term ids start in `pool`, and how many there are. */
   starts = new Uint32Array(0);
-  counts = new Uint32Array(0);
+  counts = new Uint16Array(0);
   pool = new Uint32Array(1024);
   poolLength = 0;
   readonly vocabulary: string[] = [];
@@ -22,7 +22,7 @@ export class QuestionFacts {
     this.keys = grow(this.keys, new Float64Array(capacity));
     this.gramNorms = grow(this.gramNorms, new Uint32Array(capacity));
     this.starts = grow(this.starts, new Uint32Array(capacity));
-    this.counts = grow(this.counts, new Uint32Array(capacity));
+    this.counts = grow(this.counts, new Uint16Array(capacity));
   }
 
   /** Records a new slot's facts (slots are written once). */
@@ -57,7 +57,7 @@ export class QuestionFacts {
   }
 }
 
-function grow<T extends Float64Array | Uint32Array>(from: T, to: T): T {
+function grow<T extends Float64Array | Uint32Array | Uint16Array>(from: T, to: T): T {
   to.set(from);
   return to;
 }
