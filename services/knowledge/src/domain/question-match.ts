@@ -115,10 +115,20 @@ export function questionCharsCosine(
   query: GramCounts,
   questionTerms: readonly string[],
   questionNorm2: number,
+  /** Each term's matches with this query, filled as terms come (one map per query). */
+  matches = new Map<string, number>(),
 ): number {
   if (query.norm2 === 0 || questionNorm2 === 0) return 0;
   let dot = 0;
-  for (const t of questionTerms) for (const g of termGrams(t)) dot += query.counts.get(g) ?? 0;
+  for (const t of questionTerms) {
+    let m = matches.get(t);
+    if (m === undefined) {
+      m = 0;
+      for (const g of termGrams(t)) m += query.counts.get(g) ?? 0;
+      matches.set(t, m);
+    }
+    dot += m;
+  }
   return dot / (Math.sqrt(query.norm2) * Math.sqrt(questionNorm2));
 }
 

@@ -133,6 +133,8 @@ export function featureRows(
   let totalWeight = 0;
   for (const w of weights) totalWeight += w;
   const queryGrams = gramCounts([...querySet]);
+  // Reranked questions share words: each word's trigram matches are counted once per query.
+  const gramMatches = new Map<string, number>();
   const profiles = order.map((s) => s.candidate.profile ?? profileFromText(s.candidate.entry));
   const bestLexical = new Map<number, number>();
   order.forEach((s, k) => {
@@ -161,7 +163,12 @@ export function featureRows(
         dense: s.dense ?? 0,
         queryCoverage: totalWeight > 0 ? inQuestion / totalWeight : 0,
         questionCoverage: questionTerms.length > 0 ? shared / questionTerms.length : 0,
-        questionChars: questionCharsCosine(queryGrams, questionTerms, profile.questionGramNorm2),
+        questionChars: questionCharsCosine(
+          queryGrams,
+          questionTerms,
+          profile.questionGramNorm2,
+          gramMatches,
+        ),
         answerCoverage: totalWeight > 0 ? inAnswer / totalWeight : 0,
         sameQuestionLexical: bestLexical.get(profile.questionKey)!,
         lexicalRank: Math.log2(1 + lexicalRank[s.i]!),
@@ -173,16 +180,17 @@ export function featureRows(
 
 /** 1 + the number of strictly larger values: equal values share a rank, so twins tie. */
 export function competitionRanks(values: number[]): number[] {
-  const sorted = [...values].sort((a, b) => b - a);
+  // Ascending, sorted natively (no comparator calls); the larger values are those after v's last.
+  const sorted = Float64Array.from(values).sort();
   return values.map((v) => {
     let lo = 0;
     let hi = sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (sorted[mid]! > v) lo = mid + 1;
+      if (sorted[mid]! <= v) lo = mid + 1;
       else hi = mid;
     }
-    return lo + 1;
+    return sorted.length - lo + 1;
   });
 }
 
