@@ -86,7 +86,11 @@ export function lexicalTop(
   return top.result();
 }
 
-/** Every posting added into per-slot sums, then offered in slot order (ties keep the lower slot). */
+/**
+ * Every posting added into per-slot float32 sums, offered in the order the slots were first
+ * touched (ties keep the first offered): the candidates the index chose before MaxScore, to
+ * the bit.
+ */
 function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
   const { scores, touched } = org.lexicalScratch();
   const alive = org.alive;
@@ -99,16 +103,10 @@ function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
       scores[slot]! += c.weight * c.weights[i]!;
     }
   }
-  const offer = (slot: number) => {
+  for (let i = 0; i < n; i++) {
+    const slot = touched[i]!;
     top.offer(slot, scores[slot]!);
     scores[slot] = 0;
-  };
-  // Sorting the touched slots costs more than walking all slots when most are touched.
-  if (n * 8 > org.size) {
-    for (let slot = 0; slot < org.size; slot++) if (scores[slot] !== 0) offer(slot);
-  } else {
-    const sorted = touched.subarray(0, n).sort();
-    for (let i = 0; i < n; i++) offer(sorted[i]!);
   }
   return top.result();
 }
