@@ -102,5 +102,7 @@ for (const size of sizes) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-console.log('\n* dense vectors only (float32); postings and text come on top.');
+console.log(
+  '\n* dense vectors only (float32); postings and text come on top. RSS: this process, which also holds the synthetic entries it imported.',
+);
 console.log(`journal reload at start-up: ${reloadSeconds.join(', ')}`);
