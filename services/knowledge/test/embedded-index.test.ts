@@ -16,6 +16,7 @@ import {
   type EmbeddedIndexOptions,
 } from '../src/data-access/embedded-index/index.js';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
+import { lexicalSimilarity, queryIdf, queryTerms } from '../src/domain/scoring.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
 import { silentLogger, tempDir } from './support/fixtures.js';
@@ -218,6 +219,78 @@ describe('embedded index persistence', () => {
     } finally {
       spilled.remove();
       inMemory.remove();
+    }
+  });
+});
+
+describe('embedded index lexical candidates', () => {
+  for (const [way, accumulateUpTo] of [
+    ['pruned (MaxScore)', 0],
+    ['accumulated', Infinity],
+  ] as const)
+    it(`when a query mixes a word most entries hold with rare ones, then the ${way} top k is exactly the k best by BM25, dead entries left out`, async () => {
+      const dir = tempDir('kb-lexical-');
+      try {
+        const { index, deps } = await open(dir.path, { lexicalAccumulateUpTo: accumulateUpTo });
+        // Every entry says "widget"; every 7th "gizmo", every 11th "sprocket"; answers of
+        // different lengths give every entry its own weights (no ties at the k-th place).
+        const entries = Array.from({ length: 400 }, (_, i) => ({
+          id: `w${i}`,
+          question: `widget ${i % 7 === 0 ? 'gizmo' : ''} ${i % 11 === 0 ? 'sprocket' : ''} question ${i}`,
+          answer: `answer ${'filler '.repeat(i % 37)}${i % 5 === 0 ? 'gizmo' : ''}`,
+          tags: [],
+        }));
+        await upsertEntries(deps, 'acme', entries);
+        await deleteEntries(deps, 'acme', ['w0', 'w77']);
+        const terms = queryTerms('widget gizmo sprocket');
+        const exhaustive = await index.candidates({
+          orgId: 'acme',
+          dense: null,
+          terms,
+          limit: 1000,
+        });
+        assert.equal(exhaustive.candidates.length, 398, 'every live entry holds "widget"');
+        const idfs = queryIdf(terms, exhaustive);
+        const best = exhaustive.candidates
+          .map((c) => ({ id: c.entry.id, score: lexicalSimilarity(terms, idfs, c.sparse) }))
+          .sort((a, b) => b.score - a.score);
+        for (const k of [1, 10, 50]) {
+          assert.ok(best[k - 1]!.score > best[k]!.score, `no tie at place ${k}`);
+          const pruned = await index.candidates({ orgId: 'acme', dense: null, terms, limit: k });
+          assert.deepEqual(
+            pruned.candidates.map((c) => c.entry.id).sort(),
+            best
+              .slice(0, k)
+              .map((b) => b.id)
+              .sort(),
+          );
+        }
+        await index.close();
+      } finally {
+        dir.remove();
+      }
+    });
+});
+
+describe('embedded index search results', () => {
+  it('when an entry’s text imitates the journal’s field layout, then search returns its text exactly', async () => {
+    const dir = tempDir('kb-text-');
+    try {
+      const { index, deps } = await open(dir.path);
+      const tricky = {
+        id: 'tricky',
+        question: 'Why does my export show ,"u":1} in the header?',
+        answer: 'Quotes " and ,"u": and \\ and émojis 🙂 are kept; "g":["x"],"u":5 too.',
+        tags: ['csv,"u":', 'export'],
+      };
+      await upsertEntries(deps, 'acme', [tricky, entry(1)]);
+      const [hit] = await searchEntries(deps, { orgId: 'acme', query: 'export header' });
+      assert.equal(hit?.entryId, 'tricky');
+      assert.equal(hit.question, tricky.question);
+      assert.equal(hit.answer, tricky.answer);
+      await index.close();
+    } finally {
+      dir.remove();
     }
   });
 });

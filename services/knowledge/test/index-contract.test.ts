@@ -9,9 +9,11 @@ import { EmbeddedCatalog, EmbeddedIndex } from '../src/data-access/embedded-inde
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
 import { createQdrantClient, QdrantCatalog, QdrantIndex } from '../src/data-access/qdrant-index.js';
 import { collectionName } from '../src/domain/fingerprint.js';
+import { profileFromText } from '../src/domain/entry-profile.js';
 import { pointIdOf } from '../src/domain/hashing.js';
 import type { EmbeddingProvider, IndexCatalog, KnowledgeIndex } from '../src/domain/ports.js';
 import { reindex } from '../src/domain/reindex.js';
+import { dot, queryTerms } from '../src/domain/scoring.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
 import { ENTRIES, randomSuffix, silentLogger, tempDir } from './support/fixtures.js';
@@ -359,6 +361,25 @@ for (const harness of [embeddedHarness, qdrantHarness]) {
       assert.equal(results[0]?.entryId, 'invite-teammates');
     });
 
+    it('when candidates come back, then the profile the adapter keeps for each equals the one derived from its text', async () => {
+      const query = 'reset password invoices teammates';
+      const terms = queryTerms(query);
+      const dense = await embeddings.embedQuery(query);
+      const set = await index.candidates({ orgId: org, dense, terms, limit: 50 });
+      assert.ok(set.candidates.length >= 3, `${set.candidates.length} candidates`);
+      for (const c of set.candidates) {
+        const stored = c.profile;
+        assert.ok(stored, `${c.entry.id} comes with its profile`);
+        const derived = profileFromText(c.entry);
+        assert.equal(stored.questionKey, derived.questionKey);
+        assert.deepEqual([...stored.questionTerms], [...derived.questionTerms]);
+        assert.equal(stored.questionGramNorm2, derived.questionGramNorm2);
+        for (const t of terms) assert.equal(stored.inAnswer(t), derived.inAnswer(t), t.term);
+        const [vector] = await embeddings.embedDocuments([c.entry]);
+        assert.equal(c.cosine, dot(dense, vector!), `${c.entry.id} cosine`);
+      }
+    });
+
     it('when the same queries run, then the ranking and scores are recorded for the cross-adapter check', async () => {
       const rankings = [];
       for (const query of PARITY_QUERIES) {
@@ -436,11 +457,14 @@ for (const harness of [embeddedHarness, qdrantHarness]) {
         assert.deepEqual((hybrid.body as { query: unknown }).query, { fusion: 'rrf' });
       });
 
-      it('when the collection is created, then it has named dense and sparse vectors and a tenant org_id index', () => {
+      it('when the collection is created, then it has named dense and sparse vectors, int8 scalar quantization and a tenant org_id index', () => {
         const s = getStandIn();
         const config = s.collectionConfig(index.collection)!;
         assert.deepEqual(config.dense.get('dense'), { size: 512, distance: 'Cosine' });
         assert.deepEqual(config.sparse.get('sparse'), { modifier: 'idf' });
+        assert.deepEqual(config.quantization, {
+          scalar: { type: 'int8', quantile: 0.99, always_ram: true },
+        });
         assert.deepEqual(s.payloadIndexes(index.collection)?.get('org_id'), {
           type: 'keyword',
           is_tenant: true,

@@ -14,6 +14,8 @@ import {
   GAP_CAP,
 } from '../src/domain/rerank.js';
 import { RERANK_MODEL } from '../src/domain/rerank-model.js';
+import { gramCounts, questionCharsCosine } from '../src/domain/question-match.js';
+import { isStopword, words as tokenWords } from '../src/domain/tokenizer.js';
 import { fitListwise } from '../src/eval/listwise-fit.js';
 import { fitLogistic, groupFolds } from '../src/eval/logistic-fit.js';
 import { ENTRIES, tempDir } from './support/fixtures.js';
@@ -21,6 +23,41 @@ import { ENTRIES, tempDir } from './support/fixtures.js';
 describe('reranking', () => {
   test('when values tie, then they share a competition rank', () => {
     assert.deepEqual(competitionRanks([0.5, 0.9, 0.5, 0.1]), [2, 1, 2, 4]);
+  });
+
+  test('when question words are compared by character trigrams, then the score is the cosine of the trigram counts of the words joined', () => {
+    // Reference: count the sliced trigrams of the joined words' content words, then the cosine.
+    const grams = (words: string[]) => {
+      const out = new Map<string, number>();
+      for (const w of tokenWords(words.join(' '))) {
+        if (isStopword(w)) continue;
+        const padded = `<${w}>`;
+        for (let i = 0; i + 3 <= padded.length; i++)
+          out.set(padded.slice(i, i + 3), (out.get(padded.slice(i, i + 3)) ?? 0) + 1);
+      }
+      return out;
+    };
+    const cosine = (a: Map<string, number>, b: Map<string, number>) => {
+      let dot = 0;
+      for (const [k, v] of a) dot += v * (b.get(k) ?? 0);
+      const norm = (m: Map<string, number>) =>
+        Math.sqrt([...m.values()].reduce((s, v) => s + v * v, 0));
+      return a.size === 0 || b.size === 0 ? 0 : dot / (norm(a) * norm(b));
+    };
+    const query = ['export', 'csv', 'café', 'our'];
+    const questions = [
+      ['export', 'csv', 'file'],
+      ['exporting', 'caf', 'naïve', '日本語', '🙂ok'],
+      ['our'],
+      [],
+      ['csv', 'csv', 'ccc', 'cccc'],
+    ];
+    const counts = gramCounts(query);
+    for (const q of questions) {
+      const expected = cosine(grams(query), grams(q));
+      const got = questionCharsCosine(counts, q, gramCounts(q).norm2);
+      assert.ok(Math.abs(got - expected) < 1e-15, `${q.join(' ')}: ${got} vs ${expected}`);
+    }
   });
 
   test('when answers share a question, then they do not compete with each other', () => {

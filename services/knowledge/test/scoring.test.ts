@@ -158,17 +158,18 @@ describe('scoring', () => {
       { id: 'a', question: 'How do I reset my password?', answer: 'Use Settings.', tags: [] },
       { id: 'c', question: 'Where are invoices?', answer: 'Under Billing.', tags: [] },
     ];
+    const query = await e.embedQuery('reset password');
     const candidates = await Promise.all(
       docs.map(async (d) => ({
         entry: { ...d, updatedAt: 0, contentHash: '' },
-        dense: (await e.embedDocuments([d]))[0]!,
+        cosine: dot(query, (await e.embedDocuments([d]))[0]!),
         sparse: documentTerms(d).sparse,
       })),
     );
     const qt = queryTerms('reset password');
     const df = new Map(qt.map((t) => [t.id, 2]));
     const ranked = rankCandidates(
-      { terms: qt, dense: await e.embedQuery('reset password') },
+      { terms: qt, dense: query },
       { docCount: 3, documentFrequency: df, candidates },
       e.cosineRange,
       5,

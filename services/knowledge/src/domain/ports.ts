@@ -75,9 +75,30 @@ export interface CandidateQuery {
 
 export interface Candidate {
   entry: StoredEntry;
-  dense: ArrayLike<number>;
+  /**
+   * Cosine of the entry's dense vector with the query's (Σ query[j]·entry[j] in ascending j,
+   * in doubles); null when the query has no vector.
+   */
+  cosine: number | null;
   /** The entry's sparse vector; at least its weights for the query's terms (what scoring reads). */
   sparse: SparseVector;
+  /**
+   * What the reranker reads of the entry's text, when the index keeps it per entry; without
+   * it the reranker derives it from the entry's text (entry-profile.ts).
+   */
+  profile?: EntryProfile;
+}
+
+/** What the reranker reads of an entry's text besides its vectors (entry-profile.ts). */
+export interface EntryProfile {
+  /** Identifies the entry's question: answers to one question share it. */
+  questionKey: number;
+  /** Distinct terms of the question text (question and tags), in order of first occurrence. */
+  questionTerms: readonly string[];
+  /** Σ count² of the character trigrams of the question's terms. */
+  questionGramNorm2: number;
+  /** True when the entry's answer holds the term. */
+  inAnswer(term: QueryTerm): boolean;
 }
 
 /** Candidates plus the organization's statistics that lexical scoring needs. */

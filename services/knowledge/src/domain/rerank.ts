@@ -1,22 +1,15 @@
+import { profileFromText } from './entry-profile.js';
+import type { Candidate, CandidateSet, EmbeddingProvider, QueryTerm } from './ports.js';
+import { gramCounts, questionCharsCosine } from './question-match.js';
 import {
   compareIds,
-  denseSimilarity,
-  dot,
   lexicalSimilarity,
   queryIdf,
-  questionText,
   relevance,
   round6,
+  similarityOf,
   MIN_SCORE,
 } from './scoring.js';
-import type { Candidate, CandidateSet, EmbeddingProvider, QueryTerm } from './ports.js';
-import {
-  charGrams,
-  countCosine,
-  queryCoverage,
-  questionCoverage,
-  termSet,
-} from './question-match.js';
 
 /**
  * Second stage of search: the best `depth` candidates of the hybrid first stage are
@@ -83,6 +76,8 @@ export interface RerankQuery {
 /** A candidate with its first-stage score and reranking features. */
 export interface FeatureRow {
   candidate: Candidate;
+  /** Identifies the entry's question: answers to one question do not compete (competitorGaps). */
+  questionKey: number;
   /** First-stage (hybrid) relevance, 0–1: decides which candidates are reranked. */
   firstStage: number;
   features: Record<RerankFeature, number>;
@@ -92,6 +87,15 @@ export interface RankedEntry {
   candidate: Candidate;
   /** Probability that the entry answers the query, 0–1, to 6 decimals. */
   score: number;
+}
+
+interface FirstStage {
+  candidate: Candidate;
+  lexical: number;
+  dense: number | null;
+  first: number;
+  /** Position among the scored candidates (their lexical and dense ranks are by it). */
+  i: number;
 }
 
 /**
@@ -108,50 +112,65 @@ export function featureRows(
 ): FeatureRow[] {
   const idfs = queryIdf(query.terms, set);
   const seen = new Set<string>();
-  const scored: { candidate: Candidate; lexical: number; dense: number | null; first: number }[] =
-    [];
+  const scored: FirstStage[] = [];
   for (const candidate of set.candidates) {
     if (seen.has(candidate.entry.id) || exclude?.(candidate)) continue;
     seen.add(candidate.entry.id);
     const lexical = lexicalSimilarity(query.terms, idfs, candidate.sparse);
-    const dense =
-      query.dense === null ? null : denseSimilarity(dot(query.dense, candidate.dense), cosineRange);
-    scored.push({ candidate, lexical, dense, first: round6(relevance(lexical, dense)) });
+    const dense = similarityOf(query.dense, candidate, cosineRange);
+    const first = round6(relevance(lexical, dense));
+    scored.push({ candidate, lexical, dense, first, i: scored.length });
   }
   const lexicalRank = competitionRanks(scored.map((s) => s.lexical));
   const denseRank = competitionRanks(scored.map((s) => s.dense ?? 0));
   const order = scored
-    .map((s, i) => ({ ...s, i }))
     .sort((a, b) => b.first - a.first || compareIds(a.candidate.entry.id, b.candidate.entry.id))
     .slice(0, depth);
 
-  const queryTermList = [...new Set(query.terms.map((t) => t.term))];
-  const querySet = new Set(queryTermList);
-  const idfByTerm = new Map(query.terms.map((t) => [t.term, idfs.get(t.id) ?? 0]));
-  const queryChars = charGrams(queryTermList.join(' '));
-  const bestLexical = new Map<string, number>();
-  for (const s of order) {
-    const q = s.candidate.entry.question;
-    bestLexical.set(q, Math.max(bestLexical.get(q) ?? 0, s.lexical));
-  }
-  return order.map((s) => {
-    const question = questionText(s.candidate.entry);
-    const questionTerms = termSet(question);
+  // Query terms are distinct (queryTerms); each weighs its IDF in the coverage features.
+  const querySet = new Set(query.terms.map((t) => t.term));
+  const weights = query.terms.map((t) => idfs.get(t.id) ?? 0);
+  let totalWeight = 0;
+  for (const w of weights) totalWeight += w;
+  const queryGrams = gramCounts([...querySet]);
+  // Reranked questions share words: each word's trigram matches are counted once per query.
+  const gramMatches = new Map<string, number>();
+  const profiles = order.map((s) => s.candidate.profile ?? profileFromText(s.candidate.entry));
+  const bestLexical = new Map<number, number>();
+  order.forEach((s, k) => {
+    const key = profiles[k]!.questionKey;
+    bestLexical.set(key, Math.max(bestLexical.get(key) ?? 0, s.lexical));
+  });
+  return order.map((s, k) => {
+    const profile = profiles[k]!;
+    const questionTerms = profile.questionTerms;
+    // IDF-weighted shares of the query found in the question and in the answer, summed in
+    // query order; and how many of the question's distinct terms the query holds.
+    let inQuestion = 0;
+    let inAnswer = 0;
+    query.terms.forEach((t, j) => {
+      if (questionTerms.includes(t.term)) inQuestion += weights[j]!;
+      if (profile.inAnswer(t)) inAnswer += weights[j]!;
+    });
+    let shared = 0;
+    for (const t of questionTerms) if (querySet.has(t)) shared++;
     return {
       candidate: s.candidate,
+      questionKey: profile.questionKey,
       firstStage: s.first,
       features: {
         lexical: s.lexical,
         dense: s.dense ?? 0,
-        queryCoverage: queryCoverage(queryTermList, questionTerms, (t) => idfByTerm.get(t) ?? 0),
-        questionCoverage: questionCoverage(querySet, questionTerms),
-        questionChars: countCosine(queryChars, charGrams([...questionTerms].join(' '))),
-        answerCoverage: queryCoverage(
-          queryTermList,
-          termSet(s.candidate.entry.answer),
-          (t) => idfByTerm.get(t) ?? 0,
+        queryCoverage: totalWeight > 0 ? inQuestion / totalWeight : 0,
+        questionCoverage: questionTerms.length > 0 ? shared / questionTerms.length : 0,
+        questionChars: questionCharsCosine(
+          queryGrams,
+          questionTerms,
+          profile.questionGramNorm2,
+          gramMatches,
         ),
-        sameQuestionLexical: bestLexical.get(s.candidate.entry.question)!,
+        answerCoverage: totalWeight > 0 ? inAnswer / totalWeight : 0,
+        sameQuestionLexical: bestLexical.get(profile.questionKey)!,
         lexicalRank: Math.log2(1 + lexicalRank[s.i]!),
         denseRank: Math.log2(1 + denseRank[s.i]!),
       },
@@ -161,16 +180,17 @@ export function featureRows(
 
 /** 1 + the number of strictly larger values: equal values share a rank, so twins tie. */
 export function competitionRanks(values: number[]): number[] {
-  const sorted = [...values].sort((a, b) => b - a);
+  // Ascending, sorted natively (no comparator calls); the larger values are those after v's last.
+  const sorted = Float64Array.from(values).sort();
   return values.map((v) => {
     let lo = 0;
     let hi = sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (sorted[mid]! > v) lo = mid + 1;
+      if (sorted[mid]! <= v) lo = mid + 1;
       else hi = mid;
     }
-    return lo + 1;
+    return sorted.length - lo + 1;
   });
 }
 
@@ -192,7 +212,7 @@ export function rankingScore(ranker: LinearRanker, features: Record<string, numb
  * question (capped to ±GAP_CAP; GAP_CAP when no other question competes). Answers to
  * the same question do not compete with each other; other questions do.
  */
-export function competitorGaps(rows: { question: string; score: number }[]): number[] {
+export function competitorGaps(rows: { question: unknown; score: number }[]): number[] {
   return rows.map((r) => {
     let best = -Infinity;
     for (const o of rows) if (o.question !== r.question && o.score > best) best = o.score;
@@ -216,7 +236,7 @@ export function rerank(
 ): RankedEntry[] {
   const stage = hasDense ? model.hybrid : model.lexicalOnly;
   const scored = rows.map((r) => ({
-    question: r.candidate.entry.question,
+    question: r.questionKey,
     score: rankingScore(stage.ranker, r.features),
   }));
   const gaps = competitorGaps(scored);

@@ -167,6 +167,16 @@ export function denseSimilarity(cosine: number, range: EmbeddingProvider['cosine
   return Math.min(1, Math.max(0, x));
 }
 
+/** The candidate's dense similarity to the query; null when the query has no vector. */
+export function similarityOf(
+  queryDense: Float32Array | null,
+  candidate: Candidate,
+  range: EmbeddingProvider['cosineRange'],
+): number | null {
+  if (queryDense === null || candidate.cosine === null) return null;
+  return denseSimilarity(candidate.cosine, range);
+}
+
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 const CAL_LOW = sigmoid(-CALIBRATION_MIDPOINT / CALIBRATION_SLOPE);
 const CAL_HIGH = sigmoid((1 - CALIBRATION_MIDPOINT) / CALIBRATION_SLOPE);
@@ -204,8 +214,7 @@ export function rankCandidates(
     if (seen.has(candidate.entry.id)) continue;
     seen.add(candidate.entry.id);
     const lexical = lexicalSimilarity(query.terms, idfs, candidate.sparse);
-    const dense =
-      query.dense === null ? null : denseSimilarity(dot(query.dense, candidate.dense), cosineRange);
+    const dense = similarityOf(query.dense, candidate, cosineRange);
     const score = round6(calibrate(relevance(lexical, dense)));
     if (score >= MIN_SCORE) scored.push({ candidate, score });
   }

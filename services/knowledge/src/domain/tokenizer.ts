@@ -39,11 +39,30 @@ export function isStopword(word: string): boolean {
   return STOPWORDS.has(word);
 }
 
+/**
+ * Stems seen recently. A KB's vocabulary is small next to its text, so every entry written
+ * and every query reuses the stems of words seen before instead of running Porter's steps
+ * again (the most expensive part of tokenising). Bounded: emptied when full.
+ */
+const STEM_CACHE_SIZE = 50_000;
+const stems = new Map<string, string>();
+
+/** porterStem, memoised. */
+export function stem(word: string): string {
+  let s = stems.get(word);
+  if (s === undefined) {
+    if (stems.size >= STEM_CACHE_SIZE) stems.clear();
+    s = porterStem(word);
+    stems.set(word, s);
+  }
+  return s;
+}
+
 /** The index terms of a text: content words, stemmed, in order (duplicates kept). */
 export function terms(text: string): string[] {
   const out: string[] = [];
   for (const w of words(text)) {
-    if (!STOPWORDS.has(w)) out.push(porterStem(w));
+    if (!STOPWORDS.has(w)) out.push(stem(w));
   }
   return out;
 }

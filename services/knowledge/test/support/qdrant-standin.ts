@@ -36,6 +36,8 @@ interface Collection {
   dense: Map<string, { size: number; distance: string }>;
   sparse: Map<string, { modifier: string }>;
   hnsw: Record<string, unknown>;
+  /** quantization_config as created (null: none). */
+  quantization: unknown;
   payloadIndexes: Map<string, unknown>;
   points: Map<string, Point>;
   version: number;
@@ -215,6 +217,7 @@ export class QdrantStandIn {
       dense,
       sparse,
       hnsw: (b.hnsw_config ?? {}) as Record<string, unknown>,
+      quantization: b.quantization_config ?? null,
       payloadIndexes: new Map(),
       points: new Map(),
       version: 0,
@@ -244,6 +247,7 @@ export class QdrantStandIn {
           on_disk_payload: true,
         },
         hnsw_config: { m: 16, ef_construct: 100, full_scan_threshold: 10000, ...c.hnsw },
+        quantization_config: c.quantization,
         optimizer_config: {
           deleted_threshold: 0.2,
           vacuum_min_vector_number: 1000,

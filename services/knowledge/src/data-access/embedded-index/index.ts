@@ -24,7 +24,7 @@ import {
   type DeleteRecord,
   type JournalRecord,
   type PutRecord,
-  type ReadRecord,
+  type ReadLine,
 } from './records.js';
 
 /**
@@ -58,6 +58,11 @@ export interface EmbeddedIndexOptions {
   /** Open an existing collection only to read it (re-indexing source). */
   readOnly?: boolean;
   exactDenseBudget?: number;
+  /**
+   * Queries whose terms have at most this many postings in all add them all up; others are
+   * ranked with MaxScore pruning (default 8,192; lexical-top.ts). Either gives the same top k.
+   */
+  lexicalAccumulateUpTo?: number;
   /** Live entries of an organization above which its dense vectors are int8 (default 8,192). */
   quantizeAbove?: number;
   /**
@@ -77,7 +82,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
   private readonly spills: SpillFiles;
   private orgs = new Map<string, OrgIndex>();
   /** Reads records back from the journal in use (each organization keeps the one it was built on). */
-  private read: ReadRecord = () => {
+  private readLine: ReadLine = () => {
     throw new Error(`embedded index ${this.collection} is not open`);
   };
   private initialized = false;
@@ -106,7 +111,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       this.disposeOrgs();
       this.spills.reset();
       const journal = this.files.openJournal();
-      this.read = (at) => journal.read(at);
+      this.readLine = (at) => journal.readBytes(at);
       const records = journal.replay(
         (record, at) => this.apply(record, at),
         (segment) =>
@@ -184,6 +189,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       this.orgs.get(query.orgId),
       query,
       this.options.exactDenseBudget ?? DEFAULT_EXACT_DENSE_BUDGET,
+      this.options.lexicalAccumulateUpTo,
     );
   }
 
@@ -239,7 +245,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       return n;
     }
     if (!org) {
-      org = this.newOrg(this.read);
+      org = this.newOrg(this.readLine);
       this.orgs.set(record.o, org);
     }
     const vector = dense ?? denseOfRecord(record);
@@ -251,11 +257,11 @@ export class EmbeddedIndex implements KnowledgeIndex {
     return outcome;
   }
 
-  private newOrg(read: ReadRecord): OrgIndex {
+  private newOrg(readLine: ReadLine): OrgIndex {
     return new OrgIndex(
       this.options.dimensions,
       this.options.quantizeAbove ?? DEFAULT_QUANTIZE_ABOVE,
-      read,
+      readLine,
       this.spills.next(),
     );
   }
@@ -266,10 +272,10 @@ export class EmbeddedIndex implements KnowledgeIndex {
    */
   private compactJournal(records: number, live: number): void {
     const fresh = this.files.nextGeneration();
-    const read: ReadRecord = (at) => fresh.read(at);
+    const readLine: ReadLine = (at) => fresh.readBytes(at);
     const rebuilt = new Map<string, OrgIndex>();
     for (const [orgId, org] of this.orgs) {
-      const next = this.newOrg(read);
+      const next = this.newOrg(readLine);
       next.ensureCapacity(org.live);
       const ids = org.idsInOrder();
       for (let i = 0; i < ids.length; i += 1024) {
@@ -281,7 +287,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       rebuilt.set(orgId, next);
     }
     this.files.commitGeneration(fresh);
-    this.read = read;
+    this.readLine = readLine;
     this.disposeOrgs();
     this.orgs = rebuilt;
     this.options.logger?.info(
