@@ -165,6 +165,16 @@ function checkUtf8Query(req: Request): void {
   if (/[^\x21-\x7e]/.test(query)) {
     throw invalidRequest('the query string must be percent-encoded (RFC 3986)');
   }
+  if (!query.includes('%')) return;
+  // The common case, natively: decodeURIComponent accepts only well-formed escapes of valid
+  // UTF-8 ('&' and '=' stay literal, so no sequence spans two parameters). A query it refuses
+  // is examined parameter by parameter (a stray '%' is allowed, invalid UTF-8 is not).
+  try {
+    decodeURIComponent(query);
+    return;
+  } catch {
+    // examined below
+  }
   for (const pair of query.split('&')) {
     const eq = pair.indexOf('=');
     const name = eq < 0 ? pair : pair.slice(0, eq);
