@@ -1,4 +1,4 @@
-import type { tickets as ticketsPb } from '@support-agent/proto';
+import type { knowledge, tickets as ticketsPb } from '@support-agent/proto';
 import { AppError } from '@support-agent/shared';
 import type { components } from '../../openapi/openapi.js';
 import type { InputRules } from './api-contract.js';
@@ -48,20 +48,29 @@ export class AgentOperations {
     input: Inputs,
     from: InputSource,
   ): Promise<Schemas['SearchResults']> {
+    const found = await this.deps.knowledge.search(
+      this.searchRequest(caller, input, from),
+      caller.requestId,
+    );
+    return searchResultsOf(found);
+  }
+
+  /**
+   * searchKnowledgeBase's body, serialized (UTF-8 JSON), for the REST route: the knowledge
+   * adapter writes it from the response's bytes, so no objects are built only to be serialized.
+   */
+  searchKnowledgeBaseJson(caller: Caller, input: Inputs, from: InputSource): Promise<Uint8Array> {
+    return this.deps.knowledge.searchResultsJson(
+      this.searchRequest(caller, input, from),
+      caller.requestId,
+    );
+  }
+
+  private searchRequest(caller: Caller, input: Inputs, from: InputSource): knowledge.SearchRequest {
     const rules = this.deps.rules.searchKnowledgeBase;
     const query = readString(input.query, { param: 'query', in: from, ...rules.query });
     const limit = readInteger(input.limit, { param: 'limit', in: from, ...rules.limit });
-    const found = await this.deps.knowledge.search(
-      { orgId: caller.orgId, query, limit },
-      caller.requestId,
-    );
-    return {
-      results: found.results.map((hit) => ({
-        question: hit.question,
-        answer: hit.answer,
-        score: hit.score,
-      })),
-    };
+    return { orgId: caller.orgId, query, limit };
   }
 
   async getFaqDigest(caller: Caller): Promise<Schemas['FaqDigest']> {
@@ -184,6 +193,17 @@ export class AgentOperations {
         : {}),
     };
   }
+}
+
+/** The public body of a search: the hits without their entry ids, in the service's order. */
+export function searchResultsOf(found: knowledge.SearchResponse): Schemas['SearchResults'] {
+  return {
+    results: found.results.map((hit) => ({
+      question: hit.question,
+      answer: hit.answer,
+      score: hit.score,
+    })),
+  };
 }
 
 /** A cursor is opaque; one too long to be ours is rejected here, the rest by the service. */

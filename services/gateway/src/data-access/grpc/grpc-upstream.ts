@@ -2,7 +2,7 @@ import type { ChannelCredentials, ChannelOptions } from '@grpc/grpc-js';
 import { callUnary, createGrpcClient } from '@support-agent/shared';
 
 /** A generated unary method in its (request, metadata, options, callback) form. */
-type UnaryMethod<Req, Res> = Parameters<typeof callUnary<Req, Res>>[0];
+export type UnaryMethod<Req, Res> = Parameters<typeof callUnary<Req, Res>>[0];
 
 type ClientConstructor<C> = new (
   address: string,

@@ -47,7 +47,8 @@ export function mountAgentRoutes(app: Express, deps: AgentRouteDeps): void {
   const ops = deps.operations;
   const { authenticate, challenges, rateLimiter } = deps;
   const handlers: Record<AgentOperationId, (req: Request, caller: Caller) => Promise<unknown>> = {
-    searchKnowledgeBase: (req, caller) => ops.searchKnowledgeBase(caller, queryOf(req), 'query'),
+    searchKnowledgeBase: (req, caller) =>
+      ops.searchKnowledgeBaseJson(caller, queryOf(req), 'query'),
     getFaqDigest: (_req, caller) => ops.getFaqDigest(caller),
     listTickets: (req, caller) => ops.listTickets(caller, queryOf(req), 'query'),
     createTicket: (req, caller) =>
@@ -118,8 +119,9 @@ export function mountAgentRoutes(app: Express, deps: AgentRouteDeps): void {
   }
 }
 
+/** The success response: serialized here unless the operation returned the bytes (search). */
 function respond(res: Response, status: number, body: unknown): void {
-  sendJson(res, status, JSON.stringify(body));
+  sendJson(res, status, body instanceof Uint8Array ? body : JSON.stringify(body));
 }
 
 function allowedMethods(methods: string[]): string[] {
