@@ -60,17 +60,24 @@ export function mountAgentRoutes(app: Express, deps: AgentRouteDeps): void {
   /** The handlers of one route: its checks in the contract's order, then the operation. */
   const handlersOf = (r: AgentRoute): RequestHandler[] => {
     const handle = handlers[r.operationId];
-    /** 401, then 403: the caller's grant. */
-    const authorize = async (req: Request, res: Response): Promise<KeyGrant> => {
+    /** 401, then 403: the caller's grant (at once when the key is cached). */
+    const authorize = (req: Request, res: Response): KeyGrant | Promise<KeyGrant> => {
       const authenticated = authenticate(req, res);
-      const grant = authenticated instanceof Promise ? await authenticated : authenticated;
-      requireScope(grant, r.scope, challenges, req, res);
-      return grant;
+      if (authenticated instanceof Promise) {
+        return authenticated.then((grant) => {
+          requireScope(grant, r.scope, challenges, req, res);
+          return grant;
+        });
+      }
+      requireScope(authenticated, r.scope, challenges, req, res);
+      return authenticated;
     };
+
     if (r.method === 'get') {
       return [
         async (req: Request, res: Response) => {
-          const grant = await authorize(req, res);
+          const authorized = authorize(req, res);
+          const grant = authorized instanceof Promise ? await authorized : authorized;
           const body = await readCounted(rateLimiter, readAhead, grant, res, async () => {
             checkUtf8Query(req);
             return handle(req, callerOf(req, grant));
@@ -81,7 +88,8 @@ export function mountAgentRoutes(app: Express, deps: AgentRouteDeps): void {
     }
     return [
       async (req: Request, res: Response, next: NextFunction) => {
-        const grant = await authorize(req, res);
+        const authorized = authorize(req, res);
+        const grant = authorized instanceof Promise ? await authorized : authorized;
         const exceeded = await countRequest(rateLimiter, grant, res);
         if (exceeded) throw exceeded;
         checkUtf8Query(req);
