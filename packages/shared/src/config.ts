@@ -41,6 +41,56 @@ export function loadConfig<S extends z.ZodType>(
   return result.data;
 }
 
+/**
+ * The one naming rule: every setting is an upper-snake environment variable, declared once in
+ * its service's zod schema with `.describe()` (what docs/configuration.md lists) and read
+ * through loadConfig. A renamed variable keeps its old name as an alias (see `aliases`).
+ */
+
+/** An integer setting from `min` to `max`. */
+export const intEnv = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+/** A fraction from 0 to 1. */
+export const unitEnv = (fallback: number) => z.coerce.number().min(0).max(1).default(fallback);
+
+/**
+ * A server URL, or a comma-separated list of them, each with one of `protocols`
+ * (e.g. `['nats:', 'tls:']`). Unset selects the embedded adapter where a service has one.
+ */
+export const serverUrl = (protocols: string[]) =>
+  z.string().refine(
+    (v) =>
+      v.split(',').every((s) => {
+        try {
+          return protocols.includes(new URL(s.trim()).protocol);
+        } catch {
+          return false;
+        }
+      }),
+    `expected a ${protocols.map((p) => `${p}//`).join(' or ')} URL`,
+  );
+
+/**
+ * The rule of every service with embedded adapters: outside `npm start` (EMBEDDED=true) each
+ * of `names` must be set, so a deployment missing one refuses to start instead of writing to
+ * local files. Use as `.superRefine(requiredUnlessEmbedded([...]))`.
+ */
+export function requiredUnlessEmbedded<K extends string>(names: readonly K[]) {
+  return (config: { EMBEDDED: boolean } & Partial<Record<K, unknown>>, ctx: z.RefinementCtx) => {
+    if (config.EMBEDDED) return;
+    for (const name of names) {
+      if (config[name] === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `${name} is required (set it, or EMBEDDED=true to use the embedded fallback)`,
+        });
+      }
+    }
+  };
+}
+
 /** A `host:port` address. */
 export const hostPort = z
   .string()
@@ -58,6 +108,19 @@ export const boolFlag = z
 
 export const logLevel = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-  .default('info');
+  .default('info')
+  .describe('pino log level: fatal, error, warn, info, debug, trace or silent.');
+
+/** Variables every service reads with the same meaning; spread into each service's schema. */
+export const commonEnv = {
+  EMBEDDED: boolFlag
+    .default(false)
+    .describe('Allow the embedded adapters for unset backend URLs (`npm start` sets it).'),
+  DATA_DIR: z
+    .string()
+    .default('./data')
+    .describe('Where the embedded adapters keep their files, one folder per service.'),
+  LOG_LEVEL: logLevel,
+};
 
 export { z };

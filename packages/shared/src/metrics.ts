@@ -132,9 +132,14 @@ export function recordGrpcClientCall(
  * outside, set METRICS_HOST=0.0.0.0 (docker-compose `.env`, the k8s ConfigMap).
  */
 export const metricsEnv = {
-  /** Prometheus `GET /metrics`; 0 disables it. */
-  METRICS_PORT: port.default(9464),
-  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_PORT: port
+    .default(9464)
+    .describe('Port of the Prometheus `GET /metrics` endpoint; 0 disables it.'),
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe('Interface the metrics endpoint binds (0.0.0.0 in containers).'),
 };
 
 export interface MetricsServer {

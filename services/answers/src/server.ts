@@ -8,10 +8,10 @@ import type { TriageDeps } from './domain/triage.js';
 import { loadTriageModel } from './domain/triage-model.js';
 import { EmbeddedLedger } from './data-access/embedded-ledger.js';
 import { ExtractiveModel } from './data-access/extractive-llm.js';
-import { KnowledgeClient } from './data-access/knowledge-client.js';
+import { KnowledgeSearchClient } from './data-access/knowledge-client.js';
 import { MysqlLedger } from './data-access/mysql-ledger.js';
 import { OpenAiModel } from './data-access/openai-llm.js';
-import { TicketsClient } from './data-access/tickets-client.js';
+import { TriageReporter } from './data-access/tickets-client.js';
 import { createAnswersHandlers } from './entry-points/grpc/answers-handlers.js';
 import { TriageConsumer } from './entry-points/events/triage-consumer.js';
 import { meteredLedger } from './metrics.js';
@@ -57,9 +57,12 @@ export async function start(
     const ledger = meteredLedger(await openLedger(config, logger));
     closers.push(() => ledger.close());
 
-    const knowledge = new KnowledgeClient(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
+    const knowledge = new KnowledgeSearchClient(
+      config.KNOWLEDGE_ADDR.address,
+      config.GRPC_DEADLINE_MS,
+    );
     closers.push(() => knowledge.close());
-    const tickets = new TicketsClient(config.TICKETS_ADDR.address, config.GRPC_DEADLINE_MS);
+    const tickets = new TriageReporter(config.TICKETS_ADDR.address, config.GRPC_DEADLINE_MS);
     closers.push(() => tickets.close());
 
     const builtin = new ExtractiveModel(loadTriageModel());

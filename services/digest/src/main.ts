@@ -1,10 +1,10 @@
-import { createLogger, onShutdownSignal, runMain } from '@support-agent/shared';
+import { runService } from '@support-agent/shared';
 import { loadDigestConfig } from './config.js';
 import { start } from './server.js';
 
-runMain('digest', async () => {
-  const config = loadDigestConfig();
-  const logger = createLogger('digest', config.LOG_LEVEL);
-  const server = await start(config, logger);
-  onShutdownSignal(logger, () => server.stop());
+// The digest serves its metrics from start() (per-instance registry, DIGEST_METRICS_PORT).
+runService('digest', {
+  loadConfig: () => loadDigestConfig(),
+  logLevel: (c) => c.LOG_LEVEL,
+  start: (config, logger) => start(config, logger),
 });

@@ -14,7 +14,7 @@ import { ANCHOR_TEMPERATURE } from './domain/kb-anchoring.js';
 import { PROFILE_WEIGHT } from './domain/cluster-topics.js';
 import type { DigestRepository } from './domain/ports.js';
 import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
-import { FallbackEmbedder, KnowledgeClient } from './data-access/knowledge-client.js';
+import { FallbackEmbedder, KnowledgePorts } from './data-access/knowledge-client.js';
 import { LexicalEmbeddings } from './data-access/lexical-embeddings.js';
 import { MysqlDigestRepository } from './data-access/mysql/digest-repository.js';
 import { OpenAiSummarizer } from './data-access/openai-summarizer.js';
@@ -57,7 +57,7 @@ export async function start(
     const repo = await openRepository(config, logger);
     closers.push(() => repo.close());
 
-    const knowledge = new KnowledgeClient(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
+    const knowledge = new KnowledgePorts(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
     closers.push(async () => knowledge.close());
     const buildDeps: BuildDigestDeps = {
       store: repo,

@@ -6,37 +6,25 @@ import type { ServerUnaryCall, sendUnaryData, ServiceError } from '@grpc/grpc-js
 import mysql from 'mysql2/promise';
 import { createdEnvelope } from '../../../test/support/events.js';
 import {
-  callUnary,
-  createGrpcClient,
+  createDigestClient,
   createLogger,
   startGrpcServer,
-  type AppError,
-  type ErrorCode,
   type GrpcServerHandle,
 } from '@support-agent/shared';
-import { digest, knowledge } from '@support-agent/proto';
+import { knowledge } from '@support-agent/proto';
 import { loadDigestConfig, type DigestConfig } from '../src/config.js';
 import { start, type DigestServer, type StartOptions } from '../src/server.js';
 import { LexicalEmbeddings } from '../src/data-access/lexical-embeddings.js';
 import { dot } from '../src/domain/cluster-topics.js';
 import type { SummaryTopic } from '../src/domain/digest-summary.js';
 
-export const testLogger = createLogger('digest-test', process.env.TEST_LOG_LEVEL ?? 'silent');
+export { assertAppError, eventually, newOrg, requireEnv } from '../../../test/support/testing.js';
 
-/** A fresh organization id, so test files sharing servers never see each other's data. */
-export function newOrg(prefix = 'org'): string {
-  return `${prefix}_${randomBytes(5).toString('hex')}`;
-}
+export const testLogger = createLogger('digest-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
 /** A durable consumer of this test only: the shared TICKETS stream also carries other suites' events. */
 export function newConsumerName(): string {
   return `digest-test-${randomBytes(4).toString('hex')}`;
-}
-
-export function requireEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run tests through \`npx tsx scripts/test.ts\``);
-  return v;
 }
 
 export function testConfig(env: Record<string, string | undefined>): DigestConfig {
@@ -56,14 +44,7 @@ export function testConfig(env: Record<string, string | undefined>): DigestConfi
 
 /** A real generated client for a running service, each RPC as a promise (errors as AppError). */
 export function digestClient(port: number) {
-  const client = createGrpcClient(digest.DigestServiceClient, `127.0.0.1:${port}`);
-  return {
-    getLatestDigest: (req: digest.GetLatestDigestRequest) =>
-      callUnary(client.getLatestDigest.bind(client), req, { timeoutMs: 20_000 }),
-    buildDigest: (req: digest.BuildDigestRequest) =>
-      callUnary(client.buildDigest.bind(client), req, { timeoutMs: 20_000 }),
-    close: () => client.close(),
-  };
+  return createDigestClient(`127.0.0.1:${port}`, { deadlineMs: 20_000 });
 }
 
 export type DigestClient = ReturnType<typeof digestClient>;
@@ -88,46 +69,6 @@ export async function startDigest(
       await server.stop();
     },
   };
-}
-
-/** Asserts that a call fails with the given AppError code (and param, when given). */
-export async function assertAppError(
-  promise: Promise<unknown>,
-  code: ErrorCode,
-  param?: string,
-): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    const e = err as AppError;
-    assert.equal(e.code, code, `expected ${code}, got ${e.code}: ${e.message}`);
-    if (param !== undefined) assert.equal(e.param, param);
-    return e;
-  }
-  assert.fail(`expected the call to fail with ${code}`);
-}
-
-/** Polls `check` until it returns something other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
-      );
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

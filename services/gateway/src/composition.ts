@@ -1,16 +1,20 @@
 import path from 'node:path';
 import { tickets as ticketsPb } from '@support-agent/proto';
-import { checkHealth, redactUrl, type Logger } from '@support-agent/shared';
+import {
+  checkHealth,
+  createAnswersClient,
+  createDigestClient,
+  createTicketsClient,
+  redactUrl,
+  type Logger,
+} from '@support-agent/shared';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
 import { ensureAdminTokenFile } from './data-access/admin-token-file.js';
 import { DemoKbMarker } from './data-access/demo-kb-marker.js';
 import { EmbeddedGatewayStore } from './data-access/embedded-store.js';
-import { AnswersClient } from './data-access/grpc/answers-client.js';
-import { DigestClient } from './data-access/grpc/digest-client.js';
-import { KnowledgeClient } from './data-access/grpc/knowledge-client.js';
-import { TicketsClient } from './data-access/grpc/tickets-client.js';
+import { openKnowledgeUpstream } from './data-access/grpc/knowledge-upstream.js';
 import { MysqlGatewayStore } from './data-access/mysql-store.js';
 import { FixedWindowAuthThrottle } from './data-access/rate-limit/auth-throttle.js';
 import { limiterFactory } from './data-access/rate-limit/limiter-factory.js';
@@ -118,20 +122,23 @@ async function openRedis(url: string, logger: Logger, closers: Closers): Promise
   return client;
 }
 
-/** One gRPC client per upstream service, each with its deadlines. */
+/**
+ * One gRPC client per upstream service (the shared clients are the domain's ports as they are),
+ * each with its deadline; KB imports and digest builds get the bulk one.
+ */
 function openUpstreams(config: GatewayConfig, closers: Closers): Upstreams {
-  const tickets = new TicketsClient(config.ticketsAddr, config.grpcDeadlineMs);
-  const knowledge = new KnowledgeClient(
-    config.knowledgeAddr,
-    config.grpcDeadlineMs,
-    config.grpcBulkDeadlineMs,
-  );
-  const answers = new AnswersClient(config.answersAddr, config.grpcDeadlineMs);
-  const digest = new DigestClient(
-    config.digestAddr,
-    config.grpcDeadlineMs,
-    config.grpcBulkDeadlineMs,
-  );
+  const deadlineMs = config.grpcDeadlineMs;
+  const bulk = config.grpcBulkDeadlineMs;
+  const tickets = createTicketsClient(config.ticketsAddr, { deadlineMs });
+  const knowledge = openKnowledgeUpstream(config.knowledgeAddr, {
+    deadlineMs,
+    deadlines: { upsertEntries: bulk },
+  });
+  const answers = createAnswersClient(config.answersAddr, { deadlineMs });
+  const digest = createDigestClient(config.digestAddr, {
+    deadlineMs,
+    deadlines: { buildDigest: bulk },
+  });
   closers.push(() => [tickets, knowledge, answers, digest].forEach((c) => c.close()));
   return { tickets, knowledge, answers, digest };
 }

@@ -1,11 +1,13 @@
 import {
-  boolFlag,
+  commonEnv,
   ConfigError,
   hostPort,
+  intEnv,
   loadConfig,
-  logLevel,
   metricsEnv,
   port,
+  requiredUnlessEmbedded,
+  serverUrl,
   z,
 } from '@support-agent/shared';
 
@@ -54,18 +56,6 @@ const originList = z
   })
   .default([]);
 
-const url = (protocols: string[]) =>
-  z.string().refine(
-    (v) => {
-      try {
-        return protocols.includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    },
-    `expected a ${protocols.join(' or ')}// URL`,
-  );
-
 /** Comma-separated issuer URLs (https, or http on a loopback host), normalized without a trailing slash. */
 const issuerList = z
   .string()
@@ -92,51 +82,98 @@ const issuerList = z
   })
   .default([]);
 
-/** Environment of the gateway; every variable is documented in README.md. */
-const schema = z
+/** Environment of the gateway (docs/configuration.md). */
+export const configSchema = z
   .object({
-    PORT: port.default(8080),
-    HOST: z.string().default('0.0.0.0'),
-    ADMIN_PORT: port.default(8081),
-    ADMIN_HOST: z.string().default('127.0.0.1'),
-    ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-    MYSQL_URL: url(['mysql:']).optional(),
-    REDIS_URL: url(['redis:', 'rediss:']).optional(),
-    TICKETS_ADDR: hostPort.prefault('127.0.0.1:50051'),
-    KNOWLEDGE_ADDR: hostPort.prefault('127.0.0.1:50052'),
-    ANSWERS_ADDR: hostPort.prefault('127.0.0.1:50053'),
-    DIGEST_ADDR: hostPort.prefault('127.0.0.1:50054'),
-    EMBEDDED: boolFlag.default(false),
-    DATA_DIR: z.string().default('./data'),
-    PUBLIC_BASE_URL: url(['http:', 'https:']).optional(),
-    AUTHORIZATION_SERVERS: issuerList,
-    TRUST_PROXY: trustProxy,
-    MCP_ALLOWED_ORIGINS: originList,
-    AUTH_FAILURES_PER_MIN_PER_IP: z.coerce.number().int().min(1).default(20),
+    PORT: port.default(8080).describe('Port of the public API.'),
+    HOST: z.string().default('0.0.0.0').describe('Interface the public API binds.'),
+    ADMIN_PORT: port.default(8081).describe('Port of the admin API.'),
+    ADMIN_HOST: z
+      .string()
+      .default('127.0.0.1')
+      .describe('Interface the admin API binds (keep it private).'),
+    ADMIN_TOKEN: z
+      .string()
+      .min(16, 'must be at least 16 characters')
+      .optional()
+      .describe(
+        'Bearer token of the admin API; in embedded mode one is generated under DATA_DIR when unset.',
+      ),
+    MYSQL_URL: serverUrl(['mysql:'])
+      .optional()
+      .describe('mysql://user:pass@host:port/db: organizations, settings and API keys.'),
+    REDIS_URL: serverUrl(['redis:', 'rediss:'])
+      .optional()
+      .describe('redis://host:port: rate limits shared by every replica; unset = in-memory.'),
+    TICKETS_ADDR: hostPort.prefault('127.0.0.1:50051').describe('The tickets service.'),
+    KNOWLEDGE_ADDR: hostPort.prefault('127.0.0.1:50052').describe('The knowledge service.'),
+    ANSWERS_ADDR: hostPort.prefault('127.0.0.1:50053').describe('The answers service.'),
+    DIGEST_ADDR: hostPort.prefault('127.0.0.1:50054').describe('The digest service.'),
+    ...commonEnv,
+    PUBLIC_BASE_URL: serverUrl(['http:', 'https:'])
+      .optional()
+      .describe(
+        "The API's public origin (links, metadata); unset = each request's own address (Host, or a trusted proxy's X-Forwarded-*).",
+      ),
+    AUTHORIZATION_SERVERS: issuerList.describe(
+      'Comma-separated https:// issuer URLs for the protected-resource metadata; default none.',
+    ),
+    TRUST_PROXY: trustProxy.describe(
+      "express 'trust proxy': false, true, a hop count, or a comma list of addresses/subnets.",
+    ),
+    MCP_ALLOWED_ORIGINS: originList.describe(
+      'Comma-separated browser origins allowed to call /api/mcp; other Origin headers get 403.',
+    ),
+    AUTH_FAILURES_PER_MIN_PER_IP: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(20)
+      .describe('Failed authentications allowed per client IP and minute.'),
     // The contract promises revocation and settings changes on every replica within 1 s.
-    KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
-    GRPC_DEADLINE_MS: z.coerce.number().int().min(1).default(5000),
-    GRPC_BULK_DEADLINE_MS: z.coerce.number().int().min(1).default(60_000),
-    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
-    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+    KEY_CACHE_TTL_MS: intEnv(0, 1000, 500).describe(
+      'How long a key lookup is cached (at most 1 s: revocation applies within it).',
+    ),
+    GRPC_DEADLINE_MS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(5000)
+      .describe('Deadline of each call to an upstream service.'),
+    GRPC_BULK_DEADLINE_MS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(60_000)
+      .describe('Deadline of the slow admin calls: each KB import batch, digest builds.'),
+    SHUTDOWN_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Time between failing readiness and closing the listener, for load balancers.'),
+    SHUTDOWN_GRACE_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe('How long in-flight requests may take to finish before connections are cut.'),
     // Slow clients (slowloris): the whole header block, and the whole request, within these.
-    HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
-    HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
-    LOG_LEVEL: logLevel,
+    HTTP_HEADERS_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .default(20_000)
+      .describe('A client must send its headers within this …'),
+    HTTP_REQUEST_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .default(30_000)
+      .describe('… and its whole request within this; else 408 and the connection closes.'),
     ...metricsEnv,
   })
-  .superRefine((env, ctx) => {
-    if (env.EMBEDDED) return;
-    for (const name of ['MYSQL_URL', 'REDIS_URL', 'ADMIN_TOKEN'] as const) {
-      if (env[name] === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [name],
-          message: `is required (the embedded fallback only applies under \`npm start\`, EMBEDDED=true)`,
-        });
-      }
-    }
-  });
+  .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'REDIS_URL', 'ADMIN_TOKEN']));
 
 export interface GatewayConfig {
   port: number;
@@ -187,7 +224,7 @@ export interface GatewayConfig {
 
 /** Reads and validates the gateway's environment; throws ConfigError with every problem. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const e = loadConfig(schema, env, { service: 'gateway' });
+  const e = loadConfig(configSchema, env, { service: 'gateway' });
   const publicBaseUrl = e.PUBLIC_BASE_URL?.replace(/\/+$/, '');
   return {
     port: e.PORT,

@@ -1,21 +1,15 @@
-import { createLogger, onShutdownSignal, runMain, serveMetrics } from '@support-agent/shared';
+import { runService } from '@support-agent/shared';
 import { loadGatewayConfig } from './config.js';
 import { DEMO_KB } from './domain/demo-kb.js';
 import { start, type GatewayHandle } from './server.js';
 
-runMain('gateway', async () => {
-  const config = loadGatewayConfig();
-  const logger = createLogger('gateway', config.logLevel);
-  const metrics = await serveMetrics(
-    { port: config.metricsPort ?? 0, host: config.metricsHost ?? '127.0.0.1' },
-    logger,
-  );
-  const gateway = await start(config, logger);
-  printFirstStart(gateway, config.publicBaseUrl ?? `http://localhost:${gateway.port}`);
-  onShutdownSignal(logger, async () => {
-    await gateway.stop();
-    await metrics?.close();
-  });
+runService('gateway', {
+  loadConfig: () => loadGatewayConfig(),
+  logLevel: (c) => c.logLevel,
+  metrics: (c) => ({ port: c.metricsPort ?? 0, host: c.metricsHost ?? '127.0.0.1' }),
+  start,
+  started: (gateway, c) =>
+    printFirstStart(gateway, c.publicBaseUrl ?? `http://localhost:${gateway.port}`),
 });
 
 /** Secrets created on an embedded first start go to stdout once, outside the JSON logs. */

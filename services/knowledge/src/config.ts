@@ -1,70 +1,80 @@
 import {
-  boolFlag,
+  commonEnv,
   ConfigError,
   hostPort,
+  intEnv,
   loadConfig,
-  logLevel,
   metricsEnv,
+  requiredUnlessEmbedded,
+  serverUrl,
   v8FlagsEnv,
   z,
 } from '@support-agent/shared';
 
-const url = (protocols: string[]) =>
-  z.string().refine(
-    (v) => {
-      try {
-        return protocols.includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    },
-    `expected a ${protocols.join(' or ')}// URL`,
-  );
-
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-
 /** V8 heap flags applied at start-up unless V8_FLAGS says otherwise. */
 export const DEFAULT_V8_FLAGS = '--heap-growing-percent=25';
 
-/** Environment of the knowledge service; every variable is documented in README.md. */
-const schema = z
+/** Environment of the knowledge service (docs/configuration.md). */
+export const configSchema = z
   .object({
-    KNOWLEDGE_ADDR: hostPort.prefault('127.0.0.1:50052'),
-    QDRANT_URL: url(['http:', 'https:']).optional(),
-    QDRANT_API_KEY: z.string().optional(),
+    KNOWLEDGE_ADDR: hostPort
+      .prefault('127.0.0.1:50052')
+      .describe('host:port of the gRPC listener (port 0 picks a free one).'),
+    QDRANT_URL: serverUrl(['http:', 'https:'])
+      .optional()
+      .describe('Qdrant REST URL; unset = the embedded index under DATA_DIR/knowledge.'),
+    QDRANT_API_KEY: z.string().optional().describe('Qdrant API key, when the server asks for one.'),
     QDRANT_COLLECTION_PREFIX: z
       .string()
       .regex(
         /^[A-Za-z0-9-]{1,40}$/,
         'letters, digits and "-" only (it is part of collection names)',
       )
-      .default('kb'),
-    QDRANT_TIMEOUT_MS: int(100, 600_000).default(5_000),
-    OPENAI_API_KEY: z.string().optional(),
-    OPENAI_BASE_URL: url(['http:', 'https:']).optional(),
-    EMBEDDINGS_MODEL: z.string().min(1).default('text-embedding-3-small'),
-    EMBEDDINGS_DIMENSIONS: int(16, 65_536).optional(),
-    EMBEDDINGS_TIMEOUT_MS: int(100, 600_000).default(10_000),
-    EMBEDDINGS_MAX_RETRIES: int(0, 10).default(3),
-    EMBEDDINGS_BATCH_SIZE: int(1, 2048).default(64),
-    EMBEDDED: boolFlag.default(false),
-    DATA_DIR: z.string().default('./data'),
-    SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
+      .default('kb')
+      .describe('Prefix of the Qdrant collection names.'),
+    QDRANT_TIMEOUT_MS: intEnv(100, 600_000, 5_000).describe('Timeout of each Qdrant request.'),
+    OPENAI_API_KEY: z
+      .string()
+      .optional()
+      .describe(
+        'With OPENAI_BASE_URL or alone: embeddings from an OpenAI-compatible server; unset = the built-in hashed embeddings.',
+      ),
+    OPENAI_BASE_URL: serverUrl(['http:', 'https:'])
+      .optional()
+      .describe(
+        'Any OpenAI-compatible server (https://api.openai.com/v1 when only the key is set).',
+      ),
+    EMBEDDINGS_MODEL: z
+      .string()
+      .min(1)
+      .default('text-embedding-3-small')
+      .describe('Embeddings model on the OpenAI-compatible server.'),
+    EMBEDDINGS_DIMENSIONS: z.coerce
+      .number()
+      .int()
+      .min(16)
+      .max(65_536)
+      .optional()
+      .describe("Requested embedding size (OpenAI), or the hashed embeddings' size (default 512)."),
+    EMBEDDINGS_TIMEOUT_MS: intEnv(100, 600_000, 10_000).describe(
+      'Timeout of one embeddings request.',
+    ),
+    EMBEDDINGS_MAX_RETRIES: intEnv(0, 10, 3).describe(
+      'Retries of one embeddings request after 429, 5xx and timeouts.',
+    ),
+    EMBEDDINGS_BATCH_SIZE: intEnv(1, 2048, 64).describe('Texts per embeddings request.'),
+    ...commonEnv,
+    SHUTDOWN_GRACE_MS: intEnv(0, 600_000, 10_000).describe(
+      'In-flight calls get this long to finish at shutdown.',
+    ),
     // The embedded index is most of this process's heap: a lower heap growing factor than
     // V8's default keeps RSS near live data, at a small GC cost (docs/performance.md).
-    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS),
-    LOG_LEVEL: logLevel,
+    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS).describe(
+      "V8 heap flags applied at start-up (keeps RSS near the embedded index's live data).",
+    ),
     ...metricsEnv,
   })
-  .superRefine((env, ctx) => {
-    if (!env.EMBEDDED && env.QDRANT_URL === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['QDRANT_URL'],
-        message: 'is required (the embedded index only applies under `npm start`, EMBEDDED=true)',
-      });
-    }
-  });
+  .superRefine(requiredUnlessEmbedded(['QDRANT_URL']));
 
 export interface KnowledgeConfig {
   host: string;
@@ -98,7 +108,7 @@ export interface KnowledgeConfig {
 
 /** Reads and validates the environment; throws ConfigError listing every problem. */
 export function loadKnowledgeConfig(env: NodeJS.ProcessEnv = process.env): KnowledgeConfig {
-  const e = loadConfig(schema, env, { service: 'knowledge' });
+  const e = loadConfig(configSchema, env, { service: 'knowledge' });
   return {
     host: e.KNOWLEDGE_ADDR.host,
     port: e.KNOWLEDGE_ADDR.port,

@@ -1,17 +1,10 @@
-import { createLogger, onShutdownSignal, runMain, serveMetrics } from '@support-agent/shared';
+import { runService } from '@support-agent/shared';
 import { loadTicketsConfig } from './config.js';
 import { start } from './server.js';
 
-runMain('tickets', async () => {
-  const config = loadTicketsConfig();
-  const logger = createLogger('tickets', config.LOG_LEVEL);
-  const metrics = await serveMetrics(
-    { port: config.METRICS_PORT, host: config.METRICS_HOST },
-    logger,
-  );
-  const server = await start(config, logger);
-  onShutdownSignal(logger, async () => {
-    await server.stop();
-    await metrics?.close();
-  });
+runService('tickets', {
+  loadConfig: () => loadTicketsConfig(),
+  logLevel: (c) => c.LOG_LEVEL,
+  metrics: (c) => ({ port: c.METRICS_PORT, host: c.METRICS_HOST }),
+  start,
 });

@@ -1,23 +1,11 @@
-import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import {
-  callUnary,
-  createGrpcClient,
-  createLogger,
-  type AppError,
-  type ErrorCode,
-} from '@support-agent/shared';
-import { tickets } from '@support-agent/proto';
+import { createLogger, createTicketsClient } from '@support-agent/shared';
 import { connect, type NatsConnection } from 'nats';
 import { loadTicketsConfig, type TicketsConfig } from '../src/config.js';
 import { start, type TicketsServer } from '../src/server.js';
 
-export const testLogger = createLogger('tickets-test', process.env.TEST_LOG_LEVEL ?? 'silent');
+export { assertAppError, eventually, newOrg, requireEnv } from '../../../test/support/testing.js';
 
-/** A fresh organization id, so test files sharing Redis and NATS never see each other's data. */
-export function newOrg(prefix = 'org'): string {
-  return `${prefix}_${randomBytes(5).toString('hex')}`;
-}
+export const testLogger = createLogger('tickets-test', process.env.TEST_LOG_LEVEL ?? 'silent');
 
 export function testConfig(env: Record<string, string | undefined>): TicketsConfig {
   return loadTicketsConfig({
@@ -28,28 +16,9 @@ export function testConfig(env: Record<string, string | undefined>): TicketsConf
   });
 }
 
-/** A real generated client for a running service, with each RPC as a promise (errors as AppError). */
+/** A real generated client for a running service, each RPC as a promise (errors as AppError). */
 export function ticketsClient(port: number) {
-  const client = createGrpcClient(tickets.TicketsServiceClient, `127.0.0.1:${port}`);
-  const call =
-    <Req, Res>(method: Parameters<typeof callUnary<Req, Res>>[0]) =>
-    (request: Req) =>
-      callUnary(method.bind(client), request, {
-        timeoutMs: 15_000,
-        requestId: `test-${randomBytes(4).toString('hex')}`,
-      });
-  return {
-    createTicket: call<tickets.CreateTicketRequest, tickets.CreateTicketResponse>(
-      client.createTicket,
-    ),
-    listTickets: call<tickets.ListTicketsRequest, tickets.ListTicketsResponse>(client.listTickets),
-    getTicket: call<tickets.GetTicketRequest, tickets.GetTicketResponse>(client.getTicket),
-    updateTicketStatus: call<tickets.UpdateTicketStatusRequest, tickets.UpdateTicketStatusResponse>(
-      client.updateTicketStatus,
-    ),
-    applyTriage: call<tickets.ApplyTriageRequest, tickets.ApplyTriageResponse>(client.applyTriage),
-    close: () => client.close(),
-  };
+  return createTicketsClient(`127.0.0.1:${port}`, { deadlineMs: 15_000 });
 }
 
 export type TicketsClient = ReturnType<typeof ticketsClient>;
@@ -68,53 +37,6 @@ export async function startService(
       await server.stop();
     },
   };
-}
-
-/** Asserts that a call fails with the given AppError code (and param, when given). */
-export async function assertAppError(
-  promise: Promise<unknown>,
-  code: ErrorCode,
-  param?: string,
-): Promise<AppError> {
-  try {
-    await promise;
-  } catch (err) {
-    const e = err as AppError;
-    assert.equal(e.code, code, `expected ${code}, got ${e.code}: ${e.message}`);
-    if (param !== undefined) assert.equal(e.param, param);
-    return e;
-  }
-  assert.fail(`expected the call to fail with ${code}`);
-}
-
-/** Polls `check` until it returns a value that is not undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-export function requireEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set: run tests through \`npm test\``);
-  return v;
 }
 
 export interface StreamEvent {

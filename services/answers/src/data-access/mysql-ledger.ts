@@ -1,12 +1,5 @@
 import type { PoolConnection, RowDataPacket } from 'mysql2/promise';
-import {
-  createMysqlPool,
-  isDuplicateKeyError,
-  runMigrations,
-  waitForMysql,
-  type Logger,
-  type Pool,
-} from '@support-agent/shared';
+import { openMysql, withTransaction, type Logger, type Pool } from '@support-agent/shared';
 import { monthOf } from '../domain/month.js';
 import type {
   CommitOutcome,
@@ -16,10 +9,9 @@ import type {
   ReserveOutcome,
   ReserveRequest,
 } from '../domain/ports.js';
-import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
+import { SCHEMA } from './migrations.js';
 
-/** Deadlocks, lock wait timeouts, and two first reservations of one request id racing: safe to run again. */
-const RETRYABLE_ERRORS = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+/** Runs of one transaction after deadlocks or two first reservations of one request id racing. */
 const MAX_ATTEMPTS = 8;
 const SWEEP_BATCH = 200;
 const PURGE_CHUNK = 1_000;
@@ -58,18 +50,8 @@ export class MysqlLedger implements DeflectionLedger, PolicyStore {
     logger: Logger,
     options: { poolSize?: number; connectTimeoutMs?: number } = {},
   ): Promise<MysqlLedger> {
-    const pool = createMysqlPool(
-      url,
-      options.poolSize ? { connectionLimit: options.poolSize } : {},
-    );
-    try {
-      await waitForMysql(pool, url, logger, options.connectTimeoutMs);
-      await runMigrations(pool, MIGRATIONS_TABLE, MIGRATIONS, logger);
-      return new MysqlLedger(pool, logger);
-    } catch (err) {
-      await pool.end().catch(() => undefined);
-      throw err;
-    }
+    const pool = await openMysql(url, logger, { schema: SCHEMA, ...options });
+    return new MysqlLedger(pool, logger);
   }
 
   reserve(req: ReserveRequest): Promise<ReserveOutcome> {
@@ -218,27 +200,12 @@ export class MysqlLedger implements DeflectionLedger, PolicyStore {
   }
 
   /** Runs `fn` in a READ COMMITTED transaction, again on deadlock or a racing first insert. */
-  private async transaction<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const conn = await this.pool.getConnection();
-      try {
-        await conn.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-        await conn.beginTransaction();
-        const result = await fn(conn);
-        await conn.commit();
-        return result;
-      } catch (err) {
-        await conn.rollback().catch(() => undefined);
-        const code = (err as { code?: string }).code ?? '';
-        if (attempt < MAX_ATTEMPTS && (RETRYABLE_ERRORS.has(code) || isDuplicateKeyError(err))) {
-          await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
-          continue;
-        }
-        throw err;
-      } finally {
-        conn.release();
-      }
-    }
+  private transaction<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, fn, {
+      isolation: 'READ COMMITTED',
+      attempts: MAX_ATTEMPTS,
+      retryDuplicates: true,
+    });
   }
 }
 

@@ -1,32 +1,19 @@
-import { callUnary, createGrpcClient } from '@support-agent/shared';
-import { tickets } from '@support-agent/proto';
+import { createTicketsClient, type TicketsClient } from '@support-agent/shared';
 import type { TicketsPort, TriageReport } from '../domain/ports.js';
 
-/** tickets.ApplyTriage over gRPC with a deadline; idempotent on the tickets side by event id. */
-export class TicketsClient implements TicketsPort {
-  private readonly client: tickets.TicketsServiceClient;
+/** The TicketsPort over tickets.ApplyTriage (idempotent on the tickets side by event id). */
+export class TriageReporter implements TicketsPort {
+  private readonly client: TicketsClient;
 
-  constructor(
-    address: string,
-    private readonly deadlineMs: number,
-  ) {
-    this.client = createGrpcClient(tickets.TicketsServiceClient, address);
+  constructor(address: string, deadlineMs: number) {
+    this.client = createTicketsClient(address, { deadlineMs });
   }
 
   async applyTriage(report: TriageReport): Promise<{ applied: boolean }> {
-    const res = await callUnary(
-      this.client.applyTriage.bind(this.client),
-      {
-        orgId: report.orgId,
-        ticketId: report.ticketId,
-        eventId: report.eventId,
-        category: report.category,
-        priority: report.priority,
-        aiSummary: report.aiSummary,
-        aiAnswer: report.aiAnswer,
-        resolve: report.resolve,
-      },
-      { timeoutMs: this.deadlineMs, requestId: report.eventId },
+    const { orgId, ticketId, eventId, category, priority, aiSummary, aiAnswer, resolve } = report;
+    const res = await this.client.applyTriage(
+      { orgId, ticketId, eventId, category, priority, aiSummary, aiAnswer, resolve },
+      eventId,
     );
     return { applied: res.applied };
   }

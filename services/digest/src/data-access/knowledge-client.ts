@@ -1,44 +1,37 @@
-import { callUnary, createGrpcClient, type Logger } from '@support-agent/shared';
-import { knowledge } from '@support-agent/proto';
+import {
+  createEmbeddingsClient,
+  createKnowledgeClient,
+  type EmbeddingsClient,
+  type KnowledgeClient,
+  type Logger,
+} from '@support-agent/shared';
 import type { Embedder, Embeddings, KbHit, KnowledgeSearch } from '../domain/ports.js';
 
 /**
- * The knowledge service over gRPC: KnowledgeService.Search and
- * EmbeddingsService.Embed, both at KNOWLEDGE_ADDR, every call with a deadline.
- * Failures arrive as AppError (service_unavailable when the peer is down).
+ * The KnowledgeSearch and Embedder ports over the knowledge service's KnowledgeService.Search
+ * and EmbeddingsService.Embed (the shared clients, both at KNOWLEDGE_ADDR, with a deadline).
  */
-export class KnowledgeClient implements KnowledgeSearch, Embedder {
-  private readonly search_: knowledge.KnowledgeServiceClient;
-  private readonly embed_: knowledge.EmbeddingsServiceClient;
+export class KnowledgePorts implements KnowledgeSearch, Embedder {
+  private readonly knowledge: KnowledgeClient;
+  private readonly embeddings: EmbeddingsClient;
 
-  constructor(
-    address: string,
-    private readonly deadlineMs: number,
-  ) {
-    this.search_ = createGrpcClient(knowledge.KnowledgeServiceClient, address);
-    this.embed_ = createGrpcClient(knowledge.EmbeddingsServiceClient, address);
+  constructor(address: string, deadlineMs: number) {
+    this.knowledge = createKnowledgeClient(address, { deadlineMs });
+    this.embeddings = createEmbeddingsClient(address, { deadlineMs });
   }
 
   async search(orgId: string, query: string, limit: number): Promise<KbHit[]> {
-    const res = await callUnary(
-      this.search_.search.bind(this.search_),
-      { orgId, query, limit },
-      { timeoutMs: this.deadlineMs },
-    );
-    return res.results.map((h) => ({
-      entryId: h.entryId,
-      question: h.question,
-      answer: h.answer,
-      score: h.score,
+    const res = await this.knowledge.search({ orgId, query, limit });
+    return res.results.map(({ entryId, question, answer, score }) => ({
+      entryId,
+      question,
+      answer,
+      score,
     }));
   }
 
   async embed(texts: string[]): Promise<Embeddings> {
-    const res = await callUnary(
-      this.embed_.embed.bind(this.embed_),
-      { texts },
-      { timeoutMs: this.deadlineMs },
-    );
+    const res = await this.embeddings.embed({ texts });
     return {
       vectors: res.embeddings.map((e) => Float32Array.from(e.values)),
       fingerprint: res.fingerprint,
@@ -46,8 +39,8 @@ export class KnowledgeClient implements KnowledgeSearch, Embedder {
   }
 
   close(): void {
-    this.search_.close();
-    this.embed_.close();
+    this.knowledge.close();
+    this.embeddings.close();
   }
 }
 

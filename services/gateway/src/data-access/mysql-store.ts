@@ -1,9 +1,9 @@
 import {
   AppError,
-  createMysqlPool,
   isDuplicateKeyError,
-  runMigrations,
-  waitForMysql,
+  mysqlUnavailable,
+  openMysql,
+  withTransaction,
   type Logger,
   type Pool,
 } from '@support-agent/shared';
@@ -12,7 +12,7 @@ import type { ApiKeyRecord, KeyGrant, Org, OrgSettings, OrgWithSettings } from '
 import type { GatewayStore } from '../domain/ports.js';
 import { isScope, normalizeScopes } from '../domain/scopes.js';
 import type { SettingsPatch } from '../domain/settings.js';
-import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
+import { SCHEMA } from './migrations.js';
 
 const SETTINGS_COLUMNS: Record<keyof SettingsPatch, string> = {
   rateLimitPerKeyPerMin: 'rate_limit_per_key_per_min',
@@ -33,41 +33,19 @@ const ORG_SELECT = `
  */
 const STORE_TIMEOUT_MS = 2_000;
 
-/** Errors that mean "the database is unreachable or overloaded", not "this call is wrong". */
-const UNAVAILABLE_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'EPIPE',
-  'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT',
-  'ER_CON_COUNT_ERROR',
-  'ER_SERVER_SHUTDOWN',
-  'ER_LOCK_WAIT_TIMEOUT',
-  'ER_LOCK_DEADLOCK',
-]);
-
 class StoreTimeout extends Error {
   readonly code = 'STORE_TIMEOUT';
 }
 
 /** An unreachable or hanging database is service_unavailable (503 + Retry-After), not a bug. */
 function toStoreError(err: unknown): unknown {
-  if (err instanceof AppError) return err;
-  const e = err as { code?: string; fatal?: boolean };
-  if (
-    err instanceof StoreTimeout ||
-    e?.fatal === true ||
-    (e?.code !== undefined && UNAVAILABLE_ERRORS.has(e.code))
-  ) {
+  if (err instanceof StoreTimeout) {
     return new AppError('service_unavailable', 'the gateway database is unavailable', {
       retryAfter: 1,
       cause: err,
     });
   }
-  return err;
+  return mysqlUnavailable(err, 'the gateway database');
 }
 
 /** Runs a store call within STORE_TIMEOUT_MS, mapping database outages to service_unavailable. */
@@ -97,22 +75,12 @@ export class MysqlGatewayStore implements GatewayStore {
 
   /** Connects (waiting for the server), applies migrations and returns the store. */
   static async open(url: string, logger: Logger): Promise<MysqlGatewayStore> {
-    const pool = createMysqlPool(url);
-    try {
-      await waitForMysql(pool, url, logger);
-      await runMigrations(pool, MIGRATIONS_TABLE, MIGRATIONS, logger);
-    } catch (err) {
-      await pool.end().catch(() => undefined);
-      throw err;
-    }
-    return new MysqlGatewayStore(pool);
+    return new MysqlGatewayStore(await openMysql(url, logger, { schema: SCHEMA }));
   }
 
   async createOrg(org: Org, settings: OrgSettings): Promise<boolean> {
-    return bounded(async () => {
-      const conn = await this.pool.getConnection();
-      try {
-        await conn.beginTransaction();
+    return bounded(() =>
+      withTransaction(this.pool, async (conn) => {
         try {
           await conn.query('INSERT INTO gateway_orgs (id, name, created_at) VALUES (?, ?, ?)', [
             org.id,
@@ -120,7 +88,6 @@ export class MysqlGatewayStore implements GatewayStore {
             org.createdAt,
           ]);
         } catch (err) {
-          await conn.rollback();
           if (isDuplicateKeyError(err)) return false;
           throw err;
         }
@@ -136,15 +103,9 @@ export class MysqlGatewayStore implements GatewayStore {
             settings.updatedAt,
           ],
         );
-        await conn.commit();
         return true;
-      } catch (err) {
-        await conn.rollback().catch(() => undefined);
-        throw err;
-      } finally {
-        conn.release();
-      }
-    });
+      }),
+    );
   }
 
   async getOrg(id: string): Promise<OrgWithSettings | undefined> {

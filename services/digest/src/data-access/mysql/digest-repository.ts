@@ -1,8 +1,7 @@
 import {
-  createMysqlPool,
+  isDuplicateKeyError,
+  openMysql,
   redactUrl,
-  runMigrations,
-  waitForMysql,
   type Logger,
   type Pool,
 } from '@support-agent/shared';
@@ -18,7 +17,7 @@ import type {
   WeekCount,
   WeekTicket,
 } from '../../domain/ports.js';
-import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
+import { SCHEMA } from './migrations.js';
 import { MysqlScheduleStore } from './schedule-store.js';
 import { guarded, inTransaction } from './transactions.js';
 
@@ -51,18 +50,13 @@ export class MysqlDigestRepository implements DigestRepository {
     logger: Logger,
     options: MysqlRepositoryOptions = {},
   ): Promise<MysqlDigestRepository> {
-    const pool = createMysqlPool(url, {
-      connectionLimit: options.poolSize ?? 10,
+    const pool = await openMysql(url, logger, {
+      schema: SCHEMA,
+      poolSize: options.poolSize ?? 10,
+      connectTimeoutMs: options.waitMs,
       // DATE columns are ISO week names here: keep them as 'YYYY-MM-DD' strings.
-      dateStrings: ['DATE'],
+      pool: { dateStrings: ['DATE'] },
     });
-    try {
-      await waitForMysql(pool, url, logger, options.waitMs);
-      await runMigrations(pool, MIGRATIONS_TABLE, MIGRATIONS, logger);
-    } catch (err) {
-      await pool.end().catch(() => undefined);
-      throw err;
-    }
     logger.info({ mysql: redactUrl(url) }, 'digest store: MySQL');
     return new MysqlDigestRepository(pool);
   }
@@ -77,7 +71,7 @@ export class MysqlDigestRepository implements DigestRepository {
             [event.id],
           );
         } catch (err) {
-          if ((err as { code?: string }).code === 'ER_DUP_ENTRY') return 'duplicate';
+          if (isDuplicateKeyError(err)) return 'duplicate';
           throw err;
         }
         const current = await this.lockTicket(conn, event.org_id, event.ticket_id);

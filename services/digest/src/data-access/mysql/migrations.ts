@@ -1,14 +1,6 @@
-import type { Migration } from '@support-agent/shared';
+import { TABLE_OPTIONS, type Migration, type MigrationSet } from '@support-agent/shared';
 
-export const MIGRATIONS_TABLE = 'digest_schema_migrations';
-
-const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
-
-/**
- * The digest schema, in the subset MySQL 8 and MariaDB 10.11 share. Applied in
- * order at start-up; never edit a released migration, add a new one.
- */
-export const MIGRATIONS: Migration[] = [
+const MIGRATIONS: Migration[] = [
   {
     version: 1,
     name: 'processed events, ticket and week aggregates, digests, leases, runs',
@@ -83,3 +75,6 @@ export const MIGRATIONS: Migration[] = [
     ],
   },
 ];
+
+/** The digest schema, in the subset MySQL 8 and MariaDB 10.11 share (runMigrations). */
+export const SCHEMA: MigrationSet = { table: 'digest_schema_migrations', migrations: MIGRATIONS };

@@ -1,4 +1,4 @@
-import type { Pool } from '@support-agent/shared';
+import { isDuplicateKeyError, type Pool } from '@support-agent/shared';
 import type { RowDataPacket } from 'mysql2/promise';
 import type { RunState, ScheduleStore } from '../../domain/ports.js';
 import { guarded, inTransaction } from './transactions.js';
@@ -30,7 +30,7 @@ export class MysqlScheduleStore implements ScheduleStore {
           );
           return true;
         } catch (err) {
-          if ((err as { code?: string }).code === 'ER_DUP_ENTRY') return false; // another replica, same instant
+          if (isDuplicateKeyError(err)) return false; // another replica, same instant
           throw err;
         }
       }
@@ -79,7 +79,7 @@ export class MysqlScheduleStore implements ScheduleStore {
           );
           return true;
         } catch (err) {
-          if ((err as { code?: string }).code === 'ER_DUP_ENTRY') return false;
+          if (isDuplicateKeyError(err)) return false;
           throw err;
         }
       }

@@ -1,14 +1,6 @@
-import type { Migration } from '@support-agent/shared';
+import { TABLE_OPTIONS, type Migration, type MigrationSet } from '@support-agent/shared';
 
-export const MIGRATIONS_TABLE = 'tickets_schema_migrations';
-
-const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
-
-/**
- * The tickets schema, in the subset MySQL 8 and MariaDB 10.11 share. Applied in
- * order at start-up; never edit a released migration, add a new one.
- */
-export const MIGRATIONS: Migration[] = [
+const MIGRATIONS: Migration[] = [
   {
     version: 1,
     name: 'tickets, outbox, triage log, secrets',
@@ -74,3 +66,6 @@ export const MIGRATIONS: Migration[] = [
     ],
   },
 ];
+
+/** The tickets schema, in the subset MySQL 8 and MariaDB 10.11 share (runMigrations). */
+export const SCHEMA: MigrationSet = { table: 'tickets_schema_migrations', migrations: MIGRATIONS };

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import {
-  AppError,
-  createMysqlPool,
   isDuplicateKeyError,
-  runMigrations,
-  waitForMysql,
+  mapMysqlErrors,
+  mysqlUnavailable,
+  openMysql,
+  withTransaction,
   type Logger,
   type Pool,
+  type TransactionOptions,
 } from '@support-agent/shared';
 import { toOutboxMessage, type OutboxMessage, type TicketEvent } from '../../domain/events.js';
 import type {
@@ -26,46 +27,19 @@ import type {
   TicketPriority,
   TicketStatus,
 } from '../../domain/ticket.js';
-import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
+import { SCHEMA } from './migrations.js';
 
 const TICKET_COLUMNS =
   'id, org_id, content, author_name, idempotency_key, status, priority, category, ai_summary, ai_answer, created_at, updated_at';
 
 const CURSOR_SECRET_NAME = 'cursor_hmac';
 const PURGE_CHUNK = 1_000;
-/** Deadlocks and lock wait timeouts: the transaction is safe to run again. */
-const RETRYABLE_ERRORS = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
-const MAX_ATTEMPTS = 3;
-/** Errors that mean "the database is unreachable or overloaded", not "this request is wrong". */
-const UNAVAILABLE_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'EPIPE',
-  'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT',
-  'ER_CON_COUNT_ERROR',
-  'ER_SERVER_SHUTDOWN',
-  'ER_LOCK_WAIT_TIMEOUT',
-  'ER_LOCK_DEADLOCK',
-]);
-
 /**
  * Reports an unreachable database as service_unavailable (retryable, 503 at the
  * gateway) rather than internal_error; anything else passes through unchanged.
  */
 export function toStoreError(err: unknown): unknown {
-  if (err instanceof AppError) return err;
-  const e = err as { code?: string; fatal?: boolean };
-  if (e?.fatal === true || (e?.code !== undefined && UNAVAILABLE_ERRORS.has(e.code))) {
-    return new AppError('service_unavailable', 'the tickets database is unavailable', {
-      retryAfter: 1,
-      cause: err,
-    });
-  }
-  return err;
+  return mysqlUnavailable(err, 'the tickets database');
 }
 
 interface TicketRow extends RowDataPacket {
@@ -109,15 +83,15 @@ export class MysqlTicketRepository implements TicketRepository {
     logger: Logger,
     options: { poolSize?: number; connectTimeoutMs?: number } = {},
   ): Promise<MysqlTicketRepository> {
-    const pool = createMysqlPool(url, {
-      ...(options.poolSize ? { connectionLimit: options.poolSize } : {}),
+    const pool = await openMysql(url, logger, {
+      schema: SCHEMA,
+      poolSize: options.poolSize,
+      connectTimeoutMs: options.connectTimeoutMs,
       // For insert()'s one-round-trip transaction. Every statement here is built from
       // constants and placeholders (values are escaped by the driver), never from input.
-      multipleStatements: true,
+      pool: { multipleStatements: true },
     });
     try {
-      await waitForMysql(pool, url, logger, options.connectTimeoutMs);
-      await runMigrations(pool, MIGRATIONS_TABLE, MIGRATIONS, logger);
       const repo = new MysqlTicketRepository(pool, logger);
       await repo.cursorSecret();
       return repo;
@@ -369,12 +343,8 @@ export class MysqlTicketRepository implements TicketRepository {
     sql: string,
     params: unknown[],
   ): Promise<T> {
-    try {
-      const [result] = await this.pool.query<T>(sql, params);
-      return result;
-    } catch (err) {
-      throw toStoreError(err);
-    }
+    const [result] = await mapMysqlErrors(() => this.pool.query<T>(sql, params), toStoreError);
+    return result;
   }
 
   /**
@@ -385,57 +355,22 @@ export class MysqlTicketRepository implements TicketRepository {
     sql: string,
     params: StatementParam[],
   ): Promise<T> {
-    try {
-      const [result] = await this.pool.execute<T>(sql, params);
-      return result;
-    } catch (err) {
-      throw toStoreError(err);
-    }
+    const [result] = await mapMysqlErrors(() => this.pool.execute<T>(sql, params), toStoreError);
+    return result;
   }
 
-  /**
-   * Runs `fn` in a transaction; retries on deadlock unless told not to (side effects).
-   * `inOneQuery`: `fn` sends START TRANSACTION … COMMIT itself, as one multi-statement query;
-   * a statement that fails stops the rest, and the transaction is rolled back here as usual.
-   */
-  private async transaction<T>(
+  /** Runs `fn` in a transaction, again after a deadlock unless told not to (side effects). */
+  private transaction<T>(
     fn: (conn: PoolConnection) => Promise<T>,
-    options: { isolation?: 'READ COMMITTED'; retry?: boolean; inOneQuery?: boolean } = {},
+    options: Pick<TransactionOptions, 'isolation' | 'inOneQuery'> & { retry?: boolean } = {},
   ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const conn = await this.pool.getConnection().catch((err: unknown) => {
-        throw toStoreError(err);
-      });
-      let healthy = true;
-      try {
-        if (options.inOneQuery) return await fn(conn);
-        if (options.isolation)
-          await conn.query(`SET TRANSACTION ISOLATION LEVEL ${options.isolation}`);
-        await conn.beginTransaction();
-        const result = await fn(conn);
-        await conn.commit();
-        return result;
-      } catch (err) {
-        await conn.rollback().catch(() => {
-          healthy = false;
-        });
-        const code = (err as { code?: string }).code;
-        if (
-          options.retry !== false &&
-          code &&
-          RETRYABLE_ERRORS.has(code) &&
-          attempt < MAX_ATTEMPTS
-        ) {
-          this.logger.warn({ code, attempt }, 'transaction conflict; retrying');
-          continue;
-        }
-        throw toStoreError(err);
-      } finally {
-        // A connection whose rollback failed is in an unknown state: never reuse it.
-        if (healthy) conn.release();
-        else conn.destroy();
-      }
-    }
+    return withTransaction(this.pool, fn, {
+      ...options,
+      attempts: options.retry === false ? 1 : 3,
+      mapError: toStoreError,
+      onRetry: (code, attempt) =>
+        this.logger.warn({ code, attempt }, 'transaction conflict; retrying'),
+    });
   }
 }
 

@@ -1,0 +1,3 @@
+export * from './pool.js';
+export * from './migrations.js';
+export * from './transactions.js';
