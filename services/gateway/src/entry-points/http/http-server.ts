@@ -24,7 +24,7 @@ export async function listen(
       // Node checks the two timeouts below only every connectionsCheckingInterval (30 s by
       // default), which let a slow client hold a socket up to twice as long as configured.
       connectionsCheckingInterval: 1_000,
-      // Node answers a missing Host with a bare 400; requestContext answers it in JSON.
+      // Node answers a missing Host with a bare 400; requestLifecycle answers it in JSON.
       requireHostHeader: false,
       ...bornAsExpressObjects(app),
     },

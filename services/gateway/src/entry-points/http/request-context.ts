@@ -118,7 +118,7 @@ function logAccess(
 
 declare module 'node:http' {
   interface IncomingMessage {
-    /** The request id (X-Request-Id), set by requestContext. */
+    /** The request id (X-Request-Id), set by requestLifecycle. */
     id?: string;
   }
 }
