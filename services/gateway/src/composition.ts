@@ -5,7 +5,6 @@ import {
   type Closers,
   createAnswersClient,
   createDigestClient,
-  createKnowledgeClient,
   createTicketsClient,
   redactUrl,
   type Logger,
@@ -16,6 +15,7 @@ import type { GatewayConfig } from './config.js';
 import { ensureAdminTokenFile } from './data-access/admin-token-file.js';
 import { DemoKbMarker } from './data-access/demo-kb-marker.js';
 import { EmbeddedGatewayStore } from './data-access/embedded-store.js';
+import { openKnowledgeUpstream } from './data-access/grpc/knowledge-upstream.js';
 import { MysqlGatewayStore } from './data-access/mysql-store.js';
 import { FixedWindowAuthThrottle } from './data-access/rate-limit/auth-throttle.js';
 import { limiterFactory } from './data-access/rate-limit/limiter-factory.js';
@@ -130,7 +130,7 @@ function openUpstreams(config: GatewayConfig, closers: Closers): Upstreams {
   const deadlineMs = config.GRPC_DEADLINE_MS;
   const bulk = config.GRPC_BULK_DEADLINE_MS;
   const tickets = createTicketsClient(config.TICKETS_ADDR.address, { deadlineMs });
-  const knowledge = createKnowledgeClient(config.KNOWLEDGE_ADDR.address, {
+  const knowledge = openKnowledgeUpstream(config.KNOWLEDGE_ADDR.address, {
     deadlineMs,
     deadlines: { upsertEntries: bulk },
   });
