@@ -5,8 +5,9 @@
 //
 // Each row {title, body, label: bug|feature|question} is classified from `title + "\n\n" + body`.
 // The five categories fold into three: bug, feature (feature_request), question (how_to,
-// general_question, documentation). Prints per-class precision/recall/F1, macro-F1 and the
-// confusion matrix. Measurement only: nothing here feeds back into training.
+// general_question, documentation). Prints per-class precision/recall/F1, macro-F1, the
+// confusion matrix, the calibration error of the probabilities and (in process) the CPU
+// time per classification. Measurement only: nothing here feeds back into training.
 import { readFileSync } from 'node:fs';
 import { callUnary, createGrpcClient } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
@@ -66,26 +67,44 @@ function readRows(file: string): Row[] {
     });
 }
 
-type Classifier = (text: string) => Promise<string>;
+interface Labelled {
+  category: string;
+  /** Per-category probabilities; empty when an LLM labelled. */
+  probabilities: Record<string, number>;
+}
+type Classifier = (text: string) => Promise<Labelled>;
 
 function inProcessClassifier(): Classifier {
   const model = loadTriageModel();
-  return async (text) => classify(model, text).category;
+  return async (text) => classify(model, text);
 }
 
 function serviceClassifier(address: string): { classify: Classifier; close(): void } {
   const client = createGrpcClient(answers.AnswersServiceClient, address);
   return {
     classify: async (text) =>
-      (
-        await callUnary(
-          client.classifyTicket.bind(client),
-          { content: text },
-          { timeoutMs: 60_000 },
-        )
-      ).category,
+      await callUnary(client.classifyTicket.bind(client), { content: text }, { timeoutMs: 60_000 }),
     close: () => client.close(),
   };
+}
+
+/**
+ * Expected calibration error of the folded prediction's probability (10 bins): how far
+ * "the classifier says 80 %" is from being right 80 % of the time.
+ */
+function calibrationError(labelled: Labelled[], gold: EvalClass[]): number | undefined {
+  const bins = Array.from({ length: 10 }, () => ({ n: 0, p: 0, right: 0 }));
+  for (const [i, l] of labelled.entries()) {
+    if (Object.keys(l.probabilities).length === 0) return undefined;
+    const folded = { bug: 0, feature: 0, question: 0 } as Record<EvalClass, number>;
+    for (const [c, p] of Object.entries(l.probabilities)) folded[FOLD[c]!] += p;
+    const predicted = FOLD[l.category]!;
+    const bin = bins[Math.min(9, Math.floor(folded[predicted] * 10))]!;
+    bin.n++;
+    bin.p += folded[predicted];
+    bin.right += predicted === gold[i] ? 1 : 0;
+  }
+  return bins.reduce((s, b) => s + Math.abs(b.p - b.right), 0) / labelled.length;
 }
 
 /** Runs fn over items with at most `limit` in flight, keeping order. */
@@ -168,14 +187,17 @@ async function main(): Promise<void> {
   );
 
   const started = Date.now();
-  let categories: string[];
+  const cpuBefore = process.cpuUsage();
+  let labelled: Labelled[];
   try {
-    categories = await mapLimit(rows, args.inProcess ? 1 : args.concurrency, (r) =>
+    labelled = await mapLimit(rows, args.inProcess ? 1 : args.concurrency, (r) =>
       classifyText(`${r.title ?? ''}\n\n${r.body ?? ''}`),
     );
   } finally {
     service?.close();
   }
+  const cpu = process.cpuUsage(cpuBefore);
+  const categories = labelled.map((l) => l.category);
   const gold = rows.map((r) => r.label as EvalClass);
   const predicted = categories.map((c) => {
     const folded = FOLD[c];
@@ -192,6 +214,11 @@ async function main(): Promise<void> {
       .join(', ')}`,
   );
   report('overall', score(gold, predicted), true);
+  const ece = calibrationError(labelled, gold);
+  if (ece !== undefined)
+    console.log(
+      `expected calibration error of the predicted class's probability: ${ece.toFixed(3)}`,
+    );
 
   const repos = [...new Set(rows.map((r) => r.repo).filter((r): r is string => !!r))].sort();
   if (repos.length > 1) {
@@ -208,6 +235,10 @@ async function main(): Promise<void> {
     }
   }
   console.log(`\n${rows.length} rows in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (args.inProcess) {
+    const perRow = (cpu.user + cpu.system) / 1000 / Math.max(1, rows.length);
+    console.log(`CPU per classification (in process, mean): ${perRow.toFixed(3)} ms`);
+  }
 }
 
 main().catch((err: unknown) => {
