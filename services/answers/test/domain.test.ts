@@ -5,7 +5,7 @@ import { APIConnectionTimeoutError, APIError } from 'openai';
 import { CircuitBreaker, CircuitOpenError } from '../src/data-access/circuit-breaker.js';
 import { ExtractiveModel, trimToQuestion } from '../src/data-access/extractive-llm.js';
 import { retryDelay } from '../src/data-access/openai-llm.js';
-import { checkModel, classify, featurize } from '../src/domain/classifier.js';
+import { checkModel, classify, featurize, softmax } from '../src/domain/classifier.js';
 import { checkGrounded, requireQuestion } from '../src/domain/generate-answer.js';
 import { monthOf, secondsUntilNextMonth } from '../src/domain/month.js';
 import type { KbHit } from '../src/domain/ports.js';
@@ -72,6 +72,20 @@ describe('classifier', () => {
     assert.ok(Math.abs(Object.values(probabilities).reduce((a, b) => a + b, 0) - 1) < 1e-9);
   });
 
+  test('when a text is classified, then the probabilities are those of the features training sees', () => {
+    // classify() reads hashed buckets from a flat array; training names them `c:<bucket>`.
+    const text =
+      'Crash when saving\n\nThe editor crashes every time I save a file larger than 2 MB.\n\n```\nTypeError: x is undefined\n```';
+    const scores = [...model.bias];
+    for (const [name, value] of featurize(text, model.features)) {
+      const w = model.weights[name];
+      if (w) w.forEach((x, k) => (scores[k]! += value * x));
+    }
+    const expected = softmax(scores);
+    const { probabilities } = classify(model, text);
+    model.classes.forEach((c, k) => assert.ok(Math.abs(probabilities[c] - expected[k]!) < 1e-12));
+  });
+
   test('when the same text is classified twice, then the result is identical (deterministic)', () => {
     const text = 'Why does the sync take so long for big accounts?';
     assert.deepEqual(classify(model, text), classify(model, text));
@@ -113,6 +127,9 @@ describe('classifier', () => {
         bias: [0],
         weights: {},
       }),
+    );
+    assert.throws(() =>
+      checkModel({ version: 2, classes: ['bug'], features, bias: [0], weights: { 'c:3': [1] } }),
     );
     assert.doesNotThrow(() =>
       checkModel({ version: 2, classes: ['bug'], features, bias: [0], weights: { x: [1] } }),

@@ -15,6 +15,8 @@ export interface FitOptions {
   classes: number;
   features: number;
   l2: number;
+  /** Per-feature multiplier of l2 (1 when absent). */
+  l2Scale?: Float32Array;
   epochs: number;
   learningRate: number;
   /** Share of the loss each class carries (sums to 1); equal shares when absent. */
@@ -104,7 +106,7 @@ export function fitSoftmax(data: SparseData, o: FitOptions): Fitted {
     const c1 = 1 - beta1 ** epoch;
     const c2 = 1 - beta2 ** epoch;
     for (let f = 0; f < w.length; f++) {
-      const g = gw[f]! + o.l2 * w[f]!;
+      const g = gw[f]! + o.l2 * (o.l2Scale ? o.l2Scale[Math.floor(f / K)]! : 1) * w[f]!;
       if (g === 0 && m1[f] === 0) continue; // a feature no example has: stays zero
       m1[f] = beta1 * m1[f]! + (1 - beta1) * g;
       m2[f] = beta2 * m2[f]! + (1 - beta2) * g * g;

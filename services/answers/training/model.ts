@@ -7,6 +7,12 @@ import { fitSoftmax } from './fit.js';
 export interface TrainOptions extends VocabularyOptions {
   features: FeatureConfig;
   l2: number;
+  /**
+   * l2 multiplier per feature family (`h`, `t`, `l`, `w`, `c`): the hand-designed cues say
+   * the same thing in any product's tickets; the words of generated tickets partly say
+   * "this template", so they are held back harder.
+   */
+  l2ByFamily: Record<string, number>;
   epochs: number;
   learningRate: number;
 }
@@ -46,6 +52,7 @@ export function trainModel(
     classes: K,
     features: features.length,
     l2: o.l2,
+    l2Scale: Float32Array.from(features, (f) => o.l2ByFamily[f.slice(0, f.indexOf(':'))] ?? 1),
     epochs: o.epochs,
     learningRate: o.learningRate,
     classShare: CLASS_SHARE,

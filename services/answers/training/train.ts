@@ -33,12 +33,13 @@ interface Options extends TrainOptions {
 const DEFAULTS: Options = {
   examples: join(here, 'examples.jsonl'),
   out: join(here, '../src/domain/triage-model.json'),
-  generated: 8000,
+  generated: 12000,
   seed: 1,
   features: { leadWords: 30, chars: { min: 3, max: 5, buckets: 1 << 16 } },
   minDf: 2,
   minSources: 3,
   l2: 0.002,
+  l2ByFamily: {},
   epochs: 150,
   learningRate: 0.05,
   cv: 0,
@@ -46,7 +47,11 @@ const DEFAULTS: Options = {
 };
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { ...DEFAULTS, features: { ...DEFAULTS.features } };
+  const o: Options = {
+    ...DEFAULTS,
+    features: { ...DEFAULTS.features },
+    l2ByFamily: { ...DEFAULTS.l2ByFamily },
+  };
   const num = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n)) throw new Error(`${flag} needs a number`);
@@ -78,6 +83,17 @@ function parseArgs(argv: string[]): Options {
       case '--l2':
         o.l2 = num(flag, value);
         break;
+      case '--l2-family': {
+        // e.g. --l2-family h=0.1,w=3,c=3
+        if (!value) throw new Error(`${flag} needs family=multiplier pairs`);
+        o.l2ByFamily = Object.fromEntries(
+          value.split(',').map((kv) => {
+            const [k, v] = kv.split('=');
+            return [k!, num(flag, v)];
+          }),
+        );
+        break;
+      }
       case '--epochs':
         o.epochs = num(flag, value);
         break;
@@ -136,6 +152,7 @@ if (!o.dryRun) {
     minDf: o.minDf,
     minSources: o.minSources,
     l2: o.l2,
+    l2ByFamily: o.l2ByFamily,
     epochs: o.epochs,
     learningRate: o.learningRate,
   };

@@ -42,12 +42,8 @@ function addGrams(v: FeatureVector, p: string, toks: string[]): void {
     grams.add(`${p}${toks[i]}`);
     if (i + 1 < toks.length) grams.add(`${p}${toks[i]} ${toks[i + 1]}`);
   }
-  addNormalised(v, grams);
-}
-
-function addNormalised(v: FeatureVector, names: Set<string>): void {
-  const norm = names.size > 0 ? 1 / Math.sqrt(names.size) : 0;
-  for (const n of names) v.set(n, norm);
+  const norm = grams.size > 0 ? 1 / Math.sqrt(grams.size) : 0;
+  for (const g of grams) v.set(g, norm);
 }
 
 /** FNV-1a, 32 bits: a fast, stable string hash for the character n-gram buckets. */
@@ -61,56 +57,100 @@ export function fnv1a(s: string): number {
 }
 
 /**
- * Character n-grams of each distinct word (padded `<word>`), hashed into buckets:
- * "crashes", "crashed" and "crashing" share most of theirs, so a form never seen in
- * training still reads like its relatives.
+ * The hashed character n-grams of each distinct word (padded `<word>`): "crashes",
+ * "crashed" and "crashing" share most of theirs, so a form never seen in training
+ * still reads like its relatives.
  */
-function addCharGrams(v: FeatureVector, toks: string[], c: NonNullable<FeatureConfig['chars']>) {
-  const buckets = new Set<string>();
+function charBuckets(toks: string[], c: NonNullable<FeatureConfig['chars']>): Set<number> {
+  const buckets = new Set<number>();
   for (const t of new Set(toks)) {
     if (t === '#') continue;
     const w = `<${t}>`;
     for (let n = c.min; n <= c.max; n++)
-      for (let i = 0; i + n <= w.length; i++)
-        buckets.add(`c:${fnv1a(w.slice(i, i + n)) % c.buckets}`);
+      for (let i = 0; i + n <= w.length; i++) buckets.add(fnv1a(w.slice(i, i + n)) % c.buckets);
   }
-  addNormalised(v, buckets);
+  return buckets;
 }
+
+/** A text's named features, and its character n-gram buckets (named `c:<bucket>` in a model file). */
+interface FeatureParts {
+  named: FeatureVector;
+  buckets: Set<number>;
+}
+
+function featureParts(raw: string, config: FeatureConfig): FeatureParts {
+  const text = raw.slice(0, MAX_CLASSIFIED_CHARS);
+  const named: FeatureVector = new Map();
+  const words = tokens(stripCode(text));
+  addGrams(named, 'w:', words);
+  const subject = subjectOf(text);
+  const subjectWords = subject ? tokens(subject) : [];
+  if (subject) addGrams(named, 't:', subjectWords);
+  if (config.leadWords > 0) {
+    const body = words.slice(subjectWords.length, subjectWords.length + config.leadWords);
+    addGrams(named, 'l:', body);
+  }
+  for (const [name, value] of Object.entries(handFeatures(text)))
+    if (value !== 0) named.set(name, value);
+  return { named, buckets: config.chars ? charBuckets(words, config.chars) : new Set() };
+}
+
+const bucketNorm = (buckets: Set<number>) => (buckets.size > 0 ? 1 / Math.sqrt(buckets.size) : 0);
 
 /**
  * The feature vector of a text: word uni/bigrams of its prose (`w:`), of its
  * subject line separately (`t:`: a subject states the intent in a few words,
  * which a long body would otherwise drown), of the body's first words (`l:`:
  * people say what they want before they paste logs and templates), character
- * n-grams (`c:`), and the hand-designed cues (`h:`). Length itself is
- * deliberately not a feature.
+ * n-grams (`c:`, L2-normalised like each word family), and the hand-designed cues
+ * (`h:`). Length itself is deliberately not a feature.
  */
 export function featurize(raw: string, config: FeatureConfig): FeatureVector {
-  const text = raw.slice(0, MAX_CLASSIFIED_CHARS);
-  const v: FeatureVector = new Map();
-  const words = tokens(stripCode(text));
-  addGrams(v, 'w:', words);
-  const subject = subjectOf(text);
-  const subjectWords = subject ? tokens(subject) : [];
-  if (subject) addGrams(v, 't:', subjectWords);
-  if (config.leadWords > 0) {
-    const body = words.slice(subjectWords.length, subjectWords.length + config.leadWords);
-    addGrams(v, 'l:', body);
-  }
-  if (config.chars) addCharGrams(v, words, config.chars);
-  for (const [name, value] of Object.entries(handFeatures(text)))
-    if (value !== 0) v.set(name, value);
-  return v;
+  const { named, buckets } = featureParts(raw, config);
+  const norm = bucketNorm(buckets);
+  for (const b of buckets) named.set(`c:${b}`, norm);
+  return named;
 }
 
-/** Class probabilities of a feature vector under a model (softmax of the linear scores). */
-export function predictProbabilities(model: TriageModel, v: FeatureVector): number[] {
-  const scores = [...model.bias];
-  for (const [name, value] of v) {
-    const w = model.weights[name];
-    if (!w) continue;
-    for (let k = 0; k < scores.length; k++) scores[k]! += value * (w[k] ?? 0);
+/** A model's weights in lookup form: a Map for named features, a flat array for buckets. */
+interface Compiled {
+  named: Map<string, number[]>;
+  /** bucket × class, row-major. */
+  hashed: Float64Array;
+}
+
+const compiledModels = new WeakMap<TriageModel, Compiled>();
+
+function compiled(model: TriageModel): Compiled {
+  let c = compiledModels.get(model);
+  if (!c) {
+    const k = model.classes.length;
+    const hashed = new Float64Array((model.features.chars?.buckets ?? 0) * k);
+    const named = new Map<string, number[]>();
+    for (const [name, w] of Object.entries(model.weights)) {
+      if (name.startsWith('c:')) hashed.set(w, Number(name.slice(2)) * k);
+      else named.set(name, w);
+    }
+    c = { named, hashed };
+    compiledModels.set(model, c);
   }
+  return c;
+}
+
+/** Class probabilities of a text under a model (softmax of the linear scores). */
+export function predictProbabilities(model: TriageModel, text: string): number[] {
+  const { named, buckets } = featureParts(text, model.features);
+  const weights = compiled(model);
+  const k = model.bias.length;
+  const scores = [...model.bias];
+  for (const [name, value] of named) {
+    const w = weights.named.get(name);
+    if (!w) continue;
+    for (let j = 0; j < k; j++) scores[j]! += value * w[j]!;
+  }
+  const norm = bucketNorm(buckets);
+  for (const b of buckets)
+    for (let j = 0; j < k; j++) scores[j]! += norm * weights.hashed[b * k + j]!;
   return softmax(scores);
 }
 
@@ -136,7 +176,7 @@ const QUESTION_KINDS: readonly Category[] = ['how_to', 'general_question', 'docu
  * within the winning branch.
  */
 export function classify(model: TriageModel, text: string): Classification {
-  const probs = predictProbabilities(model, featurize(text, model.features));
+  const probs = predictProbabilities(model, text);
   const probabilities = Object.fromEntries(CATEGORIES.map((c) => [c, 0])) as Record<
     Category,
     number
@@ -177,8 +217,13 @@ export function checkModel(model: unknown): TriageModel {
     throw new Error('triage model: bad feature configuration');
   }
   for (const [name, w] of Object.entries(m.weights)) {
-    if (!Array.isArray(w) || w.length !== k)
+    if (!Array.isArray(w) || w.length !== k || !w.every(Number.isFinite))
       throw new Error(`triage model: bad weights for ${name}`);
+    if (name.startsWith('c:')) {
+      const bucket = Number(name.slice(2));
+      if (!c || !Number.isInteger(bucket) || bucket < 0 || bucket >= c.buckets)
+        throw new Error(`triage model: ${name} is outside the character n-gram buckets`);
+    }
   }
   return m;
 }

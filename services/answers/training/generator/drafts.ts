@@ -127,7 +127,24 @@ function bug(r: Rand, domain: Domain, s: Slots): Draft {
   return { label: 'bug', title, sections, core };
 }
 
+/**
+ * A request filed through a bug template (trackers often offer only that one): the
+ * missing capability is the "actual behaviour", the wish the "expected" one.
+ */
+function featureAsBugReport(r: Rand, domain: Domain, s: Slots): Draft {
+  const core = say(r, T.feature, r.chance(0.5) ? 'problem' : 'plain_proposal', s);
+  const sections: Section[] = [{ kind: 'description', text: core }];
+  if (r.chance(0.7)) sections.push({ kind: 'expected', text: say(r, T.feature, 'as_expected', s) });
+  if (r.chance(0.5)) sections.push({ kind: 'environment', text: envBlock(r, domain.lang) });
+  if (r.chance(0.3)) sections.push({ kind: 'context', text: say(r, T.feature, 'rationale', s) });
+  const title = r.chance(0.6)
+    ? say(r, T.feature, 'title', s)
+    : say(r, T.neutral, 'neutral_title', s);
+  return { label: 'feature_request', title, sections, core };
+}
+
 function feature(r: Rand, domain: Domain, s: Slots): Draft {
+  if (r.chance(0.15)) return featureAsBugReport(r, domain, s);
   const core = say(
     r,
     T.feature,
