@@ -13,9 +13,15 @@ import { callUnary, createGrpcClient } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
 import { classify } from '../services/answers/src/domain/classifier.js';
 import { loadTriageModel } from '../services/answers/src/domain/triage-model.js';
+import {
+  FOLDED,
+  scoreFolded,
+  type Folded,
+  type FoldedScores,
+} from '../services/answers/training/scores.js';
 
-const CLASSES = ['bug', 'feature', 'question'] as const;
-type EvalClass = (typeof CLASSES)[number];
+const CLASSES = FOLDED;
+type EvalClass = Folded;
 
 const FOLD: Record<string, EvalClass> = {
   bug: 'bug',
@@ -126,32 +132,7 @@ async function mapLimit<T, R>(
   return out;
 }
 
-interface Scores {
-  perClass: Record<EvalClass, { precision: number; recall: number; f1: number; support: number }>;
-  macroF1: number;
-  accuracy: number;
-  confusion: Record<EvalClass, Record<EvalClass, number>>;
-}
-
-function score(gold: EvalClass[], predicted: EvalClass[]): Scores {
-  const confusion = Object.fromEntries(
-    CLASSES.map((g) => [g, Object.fromEntries(CLASSES.map((p) => [p, 0]))]),
-  ) as Record<EvalClass, Record<EvalClass, number>>;
-  gold.forEach((g, i) => confusion[g][predicted[i]!]++);
-  const perClass = {} as Scores['perClass'];
-  for (const c of CLASSES) {
-    const tp = confusion[c][c];
-    const predictedC = CLASSES.reduce((s, g) => s + confusion[g][c], 0);
-    const support = CLASSES.reduce((s, p) => s + confusion[c][p], 0);
-    const precision = predictedC ? tp / predictedC : 0;
-    const recall = support ? tp / support : 0;
-    const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
-    perClass[c] = { precision, recall, f1, support };
-  }
-  const macroF1 = CLASSES.reduce((s, c) => s + perClass[c].f1, 0) / CLASSES.length;
-  const accuracy = gold.filter((g, i) => g === predicted[i]).length / Math.max(1, gold.length);
-  return { perClass, macroF1, accuracy, confusion };
-}
+type Scores = FoldedScores;
 
 function report(title: string, s: Scores, detailed: boolean): void {
   const f = (x: number) => x.toFixed(3);
@@ -213,7 +194,7 @@ async function main(): Promise<void> {
       .map(([c, n]) => `${c} ${n}`)
       .join(', ')}`,
   );
-  report('overall', score(gold, predicted), true);
+  report('overall', scoreFolded(gold, predicted), true);
   const ece = calibrationError(labelled, gold);
   if (ece !== undefined)
     console.log(
@@ -226,7 +207,7 @@ async function main(): Promise<void> {
       const idx = rows.flatMap((r, i) => (r.repo === repo ? [i] : []));
       report(
         `repo ${repo} (${idx.length} rows)`,
-        score(
+        scoreFolded(
           idx.map((i) => gold[i]!),
           idx.map((i) => predicted[i]!),
         ),

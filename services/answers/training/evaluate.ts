@@ -3,42 +3,18 @@ import { classify, type FeatureVector } from '../src/domain/classifier.js';
 import type { Category } from '../src/domain/ports.js';
 import type { Example } from './dataset.js';
 import { trainModel, type TrainOptions } from './model.js';
+import { fold, FOLDED, scoreFolded, type FoldedScores } from './scores.js';
 
-/** The three classes the NLBSE'24 labels and most trackers use; the question kinds fold into one. */
-export const FOLDED = ['bug', 'feature', 'question'] as const;
-export type Folded = (typeof FOLDED)[number];
-export const fold = (c: Category): Folded =>
-  c === 'bug' ? 'bug' : c === 'feature_request' ? 'feature' : 'question';
-
-export interface Scores {
-  f1: Record<Folded, number>;
-  macroF1: number;
+export interface Scores extends FoldedScores {
   /** Exact five-category accuracy. */
   accuracy5: number;
-  /** confusion[label][prediction], folded. */
-  confusion: Record<Folded, Record<Folded, number>>;
   n: number;
 }
 
 export function score(gold: Category[], predicted: Category[]): Scores {
-  const confusion = Object.fromEntries(
-    FOLDED.map((g) => [g, Object.fromEntries(FOLDED.map((p) => [p, 0]))]),
-  ) as Scores['confusion'];
-  gold.forEach((g, i) => confusion[fold(g)][fold(predicted[i]!)]++);
-  const f1 = {} as Record<Folded, number>;
-  for (const c of FOLDED) {
-    const tp = confusion[c][c];
-    const predictedC = FOLDED.reduce((s, g) => s + confusion[g][c], 0);
-    const support = FOLDED.reduce((s, p) => s + confusion[c][p], 0);
-    const p = predictedC ? tp / predictedC : 0;
-    const r = support ? tp / support : 0;
-    f1[c] = p + r ? (2 * p * r) / (p + r) : 0;
-  }
   return {
-    f1,
-    macroF1: FOLDED.reduce((s, c) => s + f1[c], 0) / FOLDED.length,
+    ...scoreFolded(gold.map(fold), predicted.map(fold)),
     accuracy5: gold.filter((g, i) => g === predicted[i]).length / Math.max(1, gold.length),
-    confusion,
     n: gold.length,
   };
 }
@@ -46,9 +22,10 @@ export function score(gold: Category[], predicted: Category[]): Scores {
 export function formatScores(name: string, s: Scores): string {
   const f = (x: number) => x.toFixed(3);
   const rows = FOLDED.map((g) => `${g}→${FOLDED.map((p) => s.confusion[g][p]).join('/')}`);
+  const f1 = (c: (typeof FOLDED)[number]) => f(s.perClass[c].f1);
   return (
-    `${name}: macro-F1 ${f(s.macroF1)} (bug ${f(s.f1.bug)}, feature ${f(s.f1.feature)}, ` +
-    `question ${f(s.f1.question)}), 5-category accuracy ${f(s.accuracy5)}, n ${s.n}; ` +
+    `${name}: macro-F1 ${f(s.macroF1)} (bug ${f1('bug')}, feature ${f1('feature')}, ` +
+    `question ${f1('question')}), 5-category accuracy ${f(s.accuracy5)}, n ${s.n}; ` +
     `confusion bug/feature/question ${rows.join(' ')}`
   );
 }

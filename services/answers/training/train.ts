@@ -10,9 +10,9 @@
 // lists of training/generator/ (seeded: the same options give the same model).
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import prettier from 'prettier';
-import type { FeatureConfig } from '../src/domain/classifier.js';
 import { featurizeAll, generated, readHandWritten } from './dataset.js';
 import { crossValidate, formatScores } from './evaluate.js';
 import { trainModel, type TrainOptions } from './model.js';
@@ -46,83 +46,71 @@ const DEFAULTS: Options = {
   dryRun: false,
 };
 
-function parseArgs(argv: string[]): Options {
-  const o: Options = {
-    ...DEFAULTS,
-    features: { ...DEFAULTS.features },
-    l2ByFamily: { ...DEFAULTS.l2ByFamily },
-  };
-  const num = (flag: string, v: string | undefined) => {
+const NUMBER_OPTIONS = [
+  'generated',
+  'seed',
+  'cv',
+  'l2',
+  'epochs',
+  'lr',
+  'min-df',
+  'min-sources',
+  'lead',
+  'buckets',
+] as const;
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      examples: { type: 'string' },
+      out: { type: 'string' },
+      dump: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      // e.g. --l2-family h=0.1,w=3
+      'l2-family': { type: 'string' },
+      ...Object.fromEntries(NUMBER_OPTIONS.map((n) => [n, { type: 'string' as const }])),
+    },
+  });
+  const num = (name: (typeof NUMBER_OPTIONS)[number], fallback: number): number => {
+    const v = (values as Record<string, string | boolean | undefined>)[name] as string | undefined;
+    if (v === undefined) return fallback;
     const n = Number(v);
-    if (v === undefined || !Number.isFinite(n)) throw new Error(`${flag} needs a number`);
+    if (v.trim() === '' || !Number.isFinite(n)) throw new Error(`--${name} needs a number`);
     return n;
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    const value = argv[i + 1];
-    const features: FeatureConfig = o.features;
-    switch (flag) {
-      case '--dry-run':
-        o.dryRun = true;
-        continue;
-      case '--examples':
-      case '--out':
-      case '--dump':
-        if (!value) throw new Error(`${flag} needs a path`);
-        o[flag === '--examples' ? 'examples' : flag === '--out' ? 'out' : 'dump'] = value;
-        break;
-      case '--generated':
-        o.generated = num(flag, value);
-        break;
-      case '--seed':
-        o.seed = num(flag, value);
-        break;
-      case '--cv':
-        o.cv = num(flag, value);
-        break;
-      case '--l2':
-        o.l2 = num(flag, value);
-        break;
-      case '--l2-family': {
-        // e.g. --l2-family h=0.1,w=3,c=3
-        if (!value) throw new Error(`${flag} needs family=multiplier pairs`);
-        o.l2ByFamily = Object.fromEntries(
-          value.split(',').map((kv) => {
-            const [k, v] = kv.split('=');
-            return [k!, num(flag, v)];
-          }),
-        );
-        break;
-      }
-      case '--epochs':
-        o.epochs = num(flag, value);
-        break;
-      case '--lr':
-        o.learningRate = num(flag, value);
-        break;
-      case '--min-df':
-        o.minDf = num(flag, value);
-        break;
-      case '--min-sources':
-        o.minSources = num(flag, value);
-        break;
-      case '--lead':
-        features.leadWords = num(flag, value);
-        break;
-      case '--buckets': {
-        const b = num(flag, value);
-        features.chars = b > 0 ? { min: 3, max: 5, buckets: b } : null;
-        break;
-      }
-      default:
-        throw new Error(`unknown option ${flag}`);
-    }
-    i++;
-  }
-  return o;
+  const buckets = num('buckets', DEFAULTS.features.chars?.buckets ?? 0);
+  const family = (values['l2-family'] as string | undefined)?.split(',').map((kv) => {
+    const [k, v] = kv.split('=');
+    const n = Number(v);
+    if (!k || v === undefined || !Number.isFinite(n))
+      throw new Error('--l2-family needs family=multiplier pairs');
+    return [k, n] as const;
+  });
+  return {
+    ...DEFAULTS,
+    examples: (values.examples as string | undefined) ?? DEFAULTS.examples,
+    out: (values.out as string | undefined) ?? DEFAULTS.out,
+    dump: values.dump as string | undefined,
+    dryRun: values['dry-run'] === true,
+    generated: num('generated', DEFAULTS.generated),
+    seed: num('seed', DEFAULTS.seed),
+    cv: num('cv', DEFAULTS.cv),
+    l2: num('l2', DEFAULTS.l2),
+    l2ByFamily: family ? Object.fromEntries(family) : DEFAULTS.l2ByFamily,
+    epochs: num('epochs', DEFAULTS.epochs),
+    learningRate: num('lr', DEFAULTS.learningRate),
+    minDf: num('min-df', DEFAULTS.minDf),
+    minSources: num('min-sources', DEFAULTS.minSources),
+    features: {
+      leadWords: num('lead', DEFAULTS.features.leadWords),
+      chars: buckets > 0 ? { min: 3, max: 5, buckets } : null,
+    },
+  };
 }
 
-const o = parseArgs(process.argv.slice(2));
+const o = parseOptions(process.argv.slice(2));
 const hand = readHandWritten(o.examples);
 const gen = generated(o.generated, o.seed);
 const examples = [...hand, ...gen];
