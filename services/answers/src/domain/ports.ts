@@ -53,6 +53,8 @@ export interface TicketLabels {
   priority: Priority;
   /** One sentence. */
   summary: string;
+  /** Per-category probabilities (sum 1), from the built-in classifier; an LLM gives none. */
+  probabilities?: Record<Category, number>;
 }
 
 /** Time budget of one step, as an absolute epoch-ms deadline. */

@@ -266,6 +266,8 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
       category: 'general_question',
       priority: 'medium',
       summary: '',
+      probabilities: {},
+      provider: 'builtin',
     })),
     getUsage: unaryHandler(logger, 'getUsage', async (req: answers.GetUsageRequest, call) => {
       await record(calls.getUsage)(req, call);
