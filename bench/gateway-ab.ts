@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBackendPackages, startBackends } from '../test/support/backends.js';
-import { ALL_SCOPES, ServiceProcess, Stack, api, freePort } from '../test/support/stack.js';
+import { ServiceProcess } from '../test/support/process.js';
+import { ALL_SCOPES, Stack, api, freePort } from '../test/support/stack.js';
 import { CpuMeter, median, UNLIMITED } from './lib/measure.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
 
