@@ -16,7 +16,7 @@ import {
   type EmbeddedIndexOptions,
 } from '../src/data-access/embedded-index/index.js';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
-import { lexicalSimilarity, queryIdf, queryTerms } from '../src/domain/scoring.js';
+import { lexicalSimilarity, queryTerms, termIdfs } from '../src/domain/scoring.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
 import { silentLogger, tempDir } from './support/fixtures.js';
@@ -249,16 +249,17 @@ describe('embedded index lexical candidates', () => {
           terms,
           limit: 1000,
         });
-        assert.equal(exhaustive.candidates.length, 398, 'every live entry holds "widget"');
-        const idfs = queryIdf(terms, exhaustive);
-        const best = exhaustive.candidates
-          .map((c) => ({ id: c.entry.id, score: lexicalSimilarity(terms, idfs, c.sparse) }))
-          .sort((a, b) => b.score - a.score);
+        assert.equal(exhaustive.size, 398, 'every live entry holds "widget"');
+        const idfs = termIdfs(terms, exhaustive);
+        const best = Array.from({ length: exhaustive.size }, (_, k) => ({
+          id: exhaustive.idOf(k),
+          score: lexicalSimilarity(terms, idfs, exhaustive.termWeights, k * exhaustive.termCount),
+        })).sort((a, b) => b.score - a.score);
         for (const k of [1, 10, 50]) {
           assert.ok(best[k - 1]!.score > best[k]!.score, `no tie at place ${k}`);
           const pruned = await index.candidates({ orgId: 'acme', dense: null, terms, limit: k });
           assert.deepEqual(
-            pruned.candidates.map((c) => c.entry.id).sort(),
+            Array.from({ length: pruned.size }, (_, i) => pruned.idOf(i)).sort(),
             best
               .slice(0, k)
               .map((b) => b.id)

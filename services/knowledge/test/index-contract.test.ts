@@ -366,8 +366,10 @@ for (const harness of [embeddedHarness, qdrantHarness]) {
       const terms = queryTerms(query);
       const dense = await embeddings.embedQuery(query);
       const set = await index.candidates({ orgId: org, dense, terms, limit: 50 });
-      assert.ok(set.candidates.length >= 3, `${set.candidates.length} candidates`);
-      for (const c of set.candidates) {
+      assert.ok(set.size >= 3, `${set.size} candidates`);
+      for (let k = 0; k < set.size; k++) {
+        const c = set.candidate(k);
+        assert.equal(c.entry.id, set.idOf(k));
         const stored = c.profile;
         assert.ok(stored, `${c.entry.id} comes with its profile`);
         const derived = profileFromText(c.entry);

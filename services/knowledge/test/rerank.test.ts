@@ -6,13 +6,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { checkConfidenceModel } from '../../answers/src/domain/confidence.js';
-import {
-  calibrated,
-  checkRerankModel,
-  competitionRanks,
-  competitorGaps,
-  GAP_CAP,
-} from '../src/domain/rerank.js';
+import { bestOf, competitionRanks } from '../src/domain/first-stage.js';
+import { calibrated, checkRerankModel, competitorGaps, GAP_CAP } from '../src/domain/rerank.js';
 import { RERANK_MODEL } from '../src/domain/rerank-model.js';
 import { gramCounts, questionCharsCosine } from '../src/domain/question-match.js';
 import { isStopword, words as tokenWords } from '../src/domain/tokenizer.js';
@@ -22,7 +17,24 @@ import { ENTRIES, tempDir } from './support/fixtures.js';
 
 describe('reranking', () => {
   test('when values tie, then they share a competition rank', () => {
-    assert.deepEqual(competitionRanks([0.5, 0.9, 0.5, 0.1]), [2, 1, 2, 4]);
+    assert.deepEqual(Array.from(competitionRanks([0.5, 0.9, 0.5, 0.1])), [2, 1, 2, 4]);
+  });
+
+  test('when the best candidates are picked, then the largest scores come first, ties by id, at most depth', () => {
+    const scores = Float64Array.of(0.5, 0.9, 0.5, 0.1, 0.7);
+    const ids = ['d', 'a', 'b', 'c', 'e'];
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 3),
+      [1, 4, 2],
+    );
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 9),
+      [1, 4, 2, 0, 3],
+    );
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 0),
+      [],
+    );
   });
 
   test('when question words are compared by character trigrams, then the score is the cosine of the trigram counts of the words joined', () => {

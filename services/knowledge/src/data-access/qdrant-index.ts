@@ -1,9 +1,9 @@
 import { QdrantClient, QdrantClientTimeoutError, type Schemas } from '@qdrant/js-client-rest';
 import { AppError, type Logger } from '@support-agent/shared';
+import { candidateSetOf, noCandidates, type CandidateWithVector } from '../domain/candidate-set.js';
 import { fingerprintKey, isCollectionOf } from '../domain/fingerprint.js';
 import { pointIdOf } from '../domain/hashing.js';
 import type {
-  Candidate,
   CandidateQuery,
   CandidateSet,
   EntryPage,
@@ -234,7 +234,7 @@ export class QdrantIndex implements KnowledgeIndex {
         limit: query.limit,
       });
     }
-    if (prefetch.length === 0) return { docCount: 0, documentFrequency: new Map(), candidates: [] };
+    if (prefetch.length === 0) return noCandidates(query.terms);
     const request: Schemas['QueryRequest'] =
       prefetch.length === 1
         ? {
@@ -257,14 +257,19 @@ export class QdrantIndex implements KnowledgeIndex {
       this.call('query', () => this.client.query(this.collection, request)),
       this.termStats(query.orgId, query.terms),
     ]);
-    const candidates: Candidate[] = [];
+    const candidates: CandidateWithVector[] = [];
     for (const point of response.points) {
       const candidate = toCandidate(point, query.dense);
       if (candidate) candidates.push(candidate);
     }
     const documentFrequency = new Map<number, number>();
     for (const t of query.terms) documentFrequency.set(t.id, stats.df.get(t.term) ?? 0);
-    return { docCount: stats.docCount, documentFrequency, candidates };
+    return candidateSetOf(
+      query.terms,
+      { docCount: stats.docCount, documentFrequency },
+      candidates,
+      query.dense !== null,
+    );
   }
 
   async listOrgs(): Promise<string[]> {

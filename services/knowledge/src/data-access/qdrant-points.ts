@@ -1,6 +1,7 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { entryTextFacts, questionKey } from '../domain/entry-profile.js';
-import type { Candidate, EntryProfile, IndexedEntry, StoredEntry } from '../domain/ports.js';
+import type { CandidateWithVector } from '../domain/candidate-set.js';
+import type { EntryProfile, IndexedEntry, StoredEntry } from '../domain/ports.js';
 import { gramCounts } from '../domain/question-match.js';
 import { dot } from '../domain/scoring.js';
 
@@ -81,7 +82,7 @@ export function toEntry(payload: Partial<Payload>): StoredEntry | undefined {
 export function toCandidate(
   point: Schemas['ScoredPoint'],
   queryDense: Float32Array | null,
-): Candidate | undefined {
+): CandidateWithVector | undefined {
   const payload = (point.payload ?? {}) as Partial<Payload>;
   const entry = toEntry(payload);
   const vectors = point.vector as Record<string, unknown> | null | undefined;

@@ -1,9 +1,15 @@
 import type { SegmentLine } from '@support-agent/shared';
 import { answerTermIds, entryTextFacts } from '../../domain/entry-profile.js';
-import type { EntryProfile, SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
+import type {
+  EntryProfile,
+  QueryTerm,
+  SparseVector,
+  StoredEntry,
+  WriteOutcome,
+} from '../../domain/ports.js';
 import { compareIds } from '../../domain/scoring.js';
 import { DenseVectors, type VectorSpill } from './dense-store.js';
-import { InvertedIndex, type SlotTerms } from './postings.js';
+import { InvertedIndex } from './postings.js';
 import { QuestionFacts } from './question-facts.js';
 import {
   JournalEntry,
@@ -155,10 +161,9 @@ export class OrgIndex implements EntrySource {
     );
   }
 
-  /** The entry at a live slot; its text is read from the journal when first needed. */
-  entryAt(slot: number): StoredEntry {
+  /** The entry `id` at `slot`; its text is read from the journal when first needed. */
+  entryAt(slot: number, id: string): StoredEntry {
     // The line stays where it is even if the entry is replaced meanwhile.
-    const id = this.ids[slot]!;
     const at = this.lineOf(slot);
     // Searches never ask for the hash (a hex string per candidate): it is read from the
     // line's own record when asked for, so it always matches the text served with it.
@@ -198,14 +203,14 @@ export class OrgIndex implements EntrySource {
     return this.cosines;
   }
 
-  /** What the reranker reads of the slot's text; `terms` are its weights for the query's terms. */
-  profileOf(slot: number, terms: SlotTerms): EntryProfile {
+  /** What the reranker reads of the slot's text; `inAnswer` says which query terms its answer holds. */
+  profileOf(slot: number, inAnswer: (term: QueryTerm) => boolean): EntryProfile {
     const q = this.questions;
     return {
       questionKey: q.keys[slot]!,
       questionTerms: q.termsOf(slot),
       questionGramNorm2: q.gramNorms[slot]!,
-      inAnswer: (t) => terms.inAnswer(t.id),
+      inAnswer,
     };
   }
 
