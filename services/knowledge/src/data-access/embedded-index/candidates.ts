@@ -138,8 +138,10 @@ function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Arr
     const last = Math.min(org.size, first + CHUNK_ROWS);
     if (cosines) {
       dense.dotChunk(c, last - first, q, cosines.subarray(first, last));
-      for (let slot = first; slot < last; slot++)
-        if (alive[slot] !== 0) top.offer(slot, cosines[slot]!);
+      for (let slot = first; slot < last; slot++) {
+        const cosine = cosines[slot]!;
+        if (alive[slot] !== 0 && (top.size < k || cosine > top.min())) top.offer(slot, cosine);
+      }
       continue;
     }
     const rows = dense.int8Chunk(c, spillBuffer);
@@ -153,7 +155,8 @@ function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Arr
         s1 += val[i + 1]! * rows[off + idx[i + 1]!]!;
       }
       if (i < nnz) s0 += val[i]! * rows[off + idx[i]!]!;
-      top.offer(slot, (s0 + s1) * dense.scales[slot]!);
+      const estimate = (s0 + s1) * dense.scales[slot]!;
+      if (top.size < k || estimate > top.min()) top.offer(slot, estimate);
     }
   }
   return top.result();

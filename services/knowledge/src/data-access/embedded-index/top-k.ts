@@ -7,7 +7,7 @@ export class TopK {
   private readonly scores: Float64Array;
   size = 0;
 
-  constructor(private readonly k: number) {
+  constructor(readonly k: number) {
     this.slots = new Int32Array(k);
     this.scores = new Float64Array(k);
   }
