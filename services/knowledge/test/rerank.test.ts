@@ -17,7 +17,9 @@ import { ENTRIES, tempDir } from './support/fixtures.js';
 
 describe('reranking', () => {
   test('when values tie, then they share a competition rank', () => {
-    assert.deepEqual(Array.from(competitionRanks([0.5, 0.9, 0.5, 0.1])), [2, 1, 2, 4]);
+    const values = Float64Array.of(0.5, 0.9, 0.5, 0.1);
+    assert.deepEqual(Array.from(competitionRanks(values)), [2, 1, 2, 4]);
+    assert.deepEqual(Array.from(competitionRanks(values, [3, 0])), [4, 2]);
   });
 
   test('when the best candidates are picked, then the largest scores come first, ties by id, at most depth', () => {

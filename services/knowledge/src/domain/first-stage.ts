@@ -23,11 +23,14 @@ export interface FirstStageScores {
   dense: Float64Array | null;
   /** Hybrid relevance, to 6 decimals. */
   relevance: Float64Array;
-  /** Competition ranks among the scored candidates by lexical and by dense similarity. */
-  lexicalRank: Float64Array;
-  denseRank: Float64Array;
   /** Indices into `kept` of the `depth` most relevant, best first, ties by entry id. */
   best: number[];
+  /**
+   * Competition ranks of the `best` (in their order) among all the scored candidates, by
+   * lexical and by dense similarity.
+   */
+  lexicalRank: Float64Array;
+  denseRank: Float64Array;
 }
 
 export function firstStage(
@@ -50,32 +53,39 @@ export function firstStage(
     if (dense) dense[i] = denseSimilarity(cosines![k]!, cosineRange);
     relevanceOf[i] = round6(relevance(lexical[i]!, dense ? dense[i]! : null));
   }
+  const best = bestOf(relevanceOf, (i) => set.idOf(kept[i]!), depth);
   return {
     idfs,
     kept,
     lexical,
     dense,
     relevance: relevanceOf,
-    lexicalRank: competitionRanks(lexical),
-    denseRank: competitionRanks(dense ?? new Float64Array(n)),
-    best: bestOf(relevanceOf, (i) => set.idOf(kept[i]!), depth),
+    best,
+    lexicalRank: competitionRanks(lexical, best),
+    denseRank: competitionRanks(dense ?? new Float64Array(n), best),
   };
 }
 
 function keptPositions(set: CandidateSet, exclude?: (entryId: string) => boolean): Int32Array {
-  if (!exclude) return Int32Array.from({ length: set.size }, (_, k) => k);
-  const kept: number[] = [];
-  for (let k = 0; k < set.size; k++) if (!exclude(set.idOf(k))) kept.push(k);
-  return Int32Array.from(kept);
+  const kept = new Int32Array(set.size);
+  let n = 0;
+  for (let k = 0; k < set.size; k++) if (!exclude?.(set.idOf(k))) kept[n++] = k;
+  return kept.subarray(0, n);
 }
 
-/** 1 + the number of strictly larger values: equal values share a rank, so twins tie. */
-export function competitionRanks(values: ArrayLike<number>): Float64Array {
+/**
+ * The competition rank among `values` of the values at `of` (all of them by default): 1 + the
+ * number of strictly larger values, so equal values share a rank and twins tie.
+ */
+export function competitionRanks(
+  values: Float64Array,
+  of: readonly number[] = Array.from(values.keys()),
+): Float64Array {
   // Ascending, sorted natively (no comparator calls); the larger values are those after v's last.
-  const sorted = Float64Array.from(values).sort();
-  const ranks = new Float64Array(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]!;
+  const sorted = values.slice().sort();
+  const ranks = new Float64Array(of.length);
+  for (let r = 0; r < of.length; r++) {
+    const v = values[of[r]!]!;
     let lo = 0;
     let hi = sorted.length;
     while (lo < hi) {
@@ -83,7 +93,7 @@ export function competitionRanks(values: ArrayLike<number>): Float64Array {
       if (sorted[mid]! <= v) lo = mid + 1;
       else hi = mid;
     }
-    ranks[i] = sorted.length - lo + 1;
+    ranks[r] = sorted.length - lo + 1;
   }
   return ranks;
 }

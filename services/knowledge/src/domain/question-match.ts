@@ -12,11 +12,18 @@ import { words, isStopword } from './tokenizer.js';
 const CHARGRAM = 3;
 
 /**
- * A character trigram as one number: its three UTF-16 code units side by side (48 bits, exact
- * in a double), so trigram counts are kept in number-keyed maps without slicing strings.
+ * A character trigram as one number, so trigram counts are kept in number-keyed maps without
+ * slicing strings: its three UTF-16 code units 10 bits apart when each is below 1024 (a small
+ * integer, which maps hash fastest: every Latin letter and digit), else 16 bits apart (48 bits,
+ * exact in a double, and ≥ 2^32 since no unit is 0): one code per trigram either way.
  */
-const gramCode = (s: string, i: number): number =>
-  s.charCodeAt(i) * 2 ** 32 + s.charCodeAt(i + 1) * 2 ** 16 + s.charCodeAt(i + 2);
+function gramCode(s: string, i: number): number {
+  const a = s.charCodeAt(i);
+  const b = s.charCodeAt(i + 1);
+  const c = s.charCodeAt(i + 2);
+  if (a < 1024 && b < 1024 && c < 1024) return (a << 20) | (b << 10) | c;
+  return a * 2 ** 32 + b * 2 ** 16 + c;
+}
 
 /**
  * Bounded memo of termGrams: a KB's question vocabulary is small, and every query

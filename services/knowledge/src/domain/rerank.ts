@@ -141,8 +141,8 @@ export function featureRows(
         ),
         answerCoverage: totalWeight > 0 ? inAnswer / totalWeight : 0,
         sameQuestionLexical: bestLexical.get(profile.questionKey)!,
-        lexicalRank: Math.log2(1 + first.lexicalRank[i]!),
-        denseRank: Math.log2(1 + first.denseRank[i]!),
+        lexicalRank: Math.log2(1 + first.lexicalRank[r]!),
+        denseRank: Math.log2(1 + first.denseRank[r]!),
       },
     };
   });

@@ -140,7 +140,7 @@ function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Arr
       dense.dotChunk(c, last - first, q, cosines.subarray(first, last));
       for (let slot = first; slot < last; slot++) {
         const cosine = cosines[slot]!;
-        if (alive[slot] !== 0 && (top.size < k || cosine > top.min())) top.offer(slot, cosine);
+        if (alive[slot] !== 0 && cosine > top.floor) top.offer(slot, cosine);
       }
       continue;
     }
@@ -156,7 +156,7 @@ function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Arr
       }
       if (i < nnz) s0 += val[i]! * rows[off + idx[i]!]!;
       const estimate = (s0 + s1) * dense.scales[slot]!;
-      if (top.size < k || estimate > top.min()) top.offer(slot, estimate);
+      if (estimate > top.floor) top.offer(slot, estimate);
     }
   }
   return top.result();

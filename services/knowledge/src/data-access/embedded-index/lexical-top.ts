@@ -90,7 +90,7 @@ export function lexicalTop(
     }
     if (!top.offer(slot, score)) continue;
     if (top.size === query.limit) {
-      threshold = top.min();
+      threshold = top.floor;
       while (essential < cursors.length && upTo[essential]! <= threshold) essential++;
     }
   }
@@ -118,7 +118,7 @@ function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
     const slot = touched[i]!;
     const score = scores[slot]!;
     // Most slots do not beat the k-th best: compared here, not in a call.
-    if (top.size < top.k || score > top.min()) top.offer(slot, score);
+    if (score > top.floor) top.offer(slot, score);
     scores[slot] = 0;
   }
   return top.result();
