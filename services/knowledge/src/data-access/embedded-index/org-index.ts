@@ -17,11 +17,10 @@ import {
   termsOfRecord,
   weightsOfRecord,
   type PutRecord,
-  parseEntryText,
   parseRecord,
   type EntryTextRecord,
-  type ReadLine,
 } from './records.js';
+import type { JournalReader } from './journal-reader.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -60,8 +59,8 @@ export class OrgIndex implements EntrySource {
     readonly dimensions: number,
     /** Live entries above which dense vectors are kept as int8. */
     readonly quantizeAbove: number,
-    /** Reads a journal line back. */
-    readonly readLine: ReadLine,
+    /** Reads journal lines back. */
+    readonly journal: JournalReader,
     spill?: VectorSpill,
   ) {
     this.dense = new DenseVectors(dimensions, spill);
@@ -126,7 +125,7 @@ export class OrgIndex implements EntrySource {
 
   /** Rebuilds arrays and postings from the live slots (same journal lines). */
   compacted(spill?: VectorSpill): OrgIndex {
-    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.readLine, spill);
+    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.journal, spill);
     fresh.ensureCapacity(this.live);
     for (let slot = 0; slot < this.size; slot++) {
       if (!this.alive[slot]) continue;
@@ -232,12 +231,12 @@ export class OrgIndex implements EntrySource {
 
   /** The record of entry `id` at `at` (checked to be that entry's). */
   recordOf(id: string, at: SegmentLine): PutRecord {
-    return checked(parseRecord(this.readLine(at)), id) as PutRecord;
+    return checked(parseRecord(this.journal.line(at)), id) as PutRecord;
   }
 
   /** The text fields of entry `id`'s record at `at` (its vectors left undecoded). */
   textOf(id: string, at: SegmentLine): EntryTextRecord {
-    return checked(parseEntryText(this.readLine(at)), id);
+    return checked(this.journal.text(at), id);
   }
 
   /** The content hash of entry `id` stored at `at`: the slot's, unless the slot moved on. */
