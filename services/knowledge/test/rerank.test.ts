@@ -9,7 +9,7 @@ import { checkConfidenceModel } from '../../answers/src/domain/confidence.js';
 import { bestOf, competitionRanks } from '../src/domain/first-stage.js';
 import { calibrated, checkRerankModel, competitorGaps, GAP_CAP } from '../src/domain/rerank.js';
 import { RERANK_MODEL } from '../src/domain/rerank-model.js';
-import { gramCounts, questionCharsCosine } from '../src/domain/question-match.js';
+import { gramCounts, QueryWords } from '../src/domain/question-match.js';
 import { isStopword, words as tokenWords } from '../src/domain/tokenizer.js';
 import { fitListwise } from '../src/eval/listwise-fit.js';
 import { fitLogistic, groupFolds } from '../src/eval/logistic-fit.js';
@@ -66,11 +66,18 @@ describe('reranking', () => {
       [],
       ['csv', 'csv', 'ccc', 'cccc'],
     ];
-    const counts = gramCounts(query);
+    const words = new QueryWords(query);
     for (const q of questions) {
       const expected = cosine(grams(query), grams(q));
-      const got = questionCharsCosine(counts, q, gramCounts(q).norm2);
+      const held = new Uint8Array(query.length);
+      const got = words.charsCosine(words.compare(q, held), gramCounts(q).norm2);
       assert.ok(Math.abs(got - expected) < 1e-15, `${q.join(' ')}: ${got} vs ${expected}`);
+      assert.deepEqual(
+        Array.from(held),
+        query.map((t) => (q.includes(t) ? 1 : 0)),
+        `${q.join(' ')}: query terms held`,
+      );
+      assert.equal(words.shared, q.filter((t) => query.includes(t)).length);
     }
   });
 

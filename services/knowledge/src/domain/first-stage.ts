@@ -75,25 +75,19 @@ function keptPositions(set: CandidateSet, exclude?: (entryId: string) => boolean
 
 /**
  * The competition rank among `values` of the values at `of` (all of them by default): 1 + the
- * number of strictly larger values, so equal values share a rank and twins tie.
+ * number of strictly larger values, so equal values share a rank and twins tie. Counted, not
+ * sorted: only the reranked few need a rank.
  */
 export function competitionRanks(
   values: Float64Array,
   of: readonly number[] = Array.from(values.keys()),
 ): Float64Array {
-  // Ascending, sorted natively (no comparator calls); the larger values are those after v's last.
-  const sorted = values.slice().sort();
   const ranks = new Float64Array(of.length);
   for (let r = 0; r < of.length; r++) {
     const v = values[of[r]!]!;
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid]! <= v) lo = mid + 1;
-      else hi = mid;
-    }
-    ranks[r] = sorted.length - lo + 1;
+    let larger = 0;
+    for (let i = 0; i < values.length; i++) if (values[i]! > v) larger++;
+    ranks[r] = larger + 1;
   }
   return ranks;
 }

@@ -1,7 +1,7 @@
 import { profileFromText } from './entry-profile.js';
 import { firstStage } from './first-stage.js';
 import type { Candidate, CandidateSet, EmbeddingProvider, QueryTerm } from './ports.js';
-import { gramCounts, questionCharsCosine } from './question-match.js';
+import { QueryWords } from './question-match.js';
 import { compareIds, round6, MIN_SCORE } from './scoring.js';
 
 /**
@@ -98,12 +98,10 @@ export function featureRows(
   const { idfs, lexical, dense } = first;
 
   // Query terms are distinct (queryTerms); each weighs its IDF in the coverage features.
-  const querySet = new Set(query.terms.map((t) => t.term));
   let totalWeight = 0;
   for (const w of idfs) totalWeight += w;
-  const queryGrams = gramCounts([...querySet]);
-  // Reranked questions share words: each word's trigram matches are counted once per query.
-  const gramMatches = new Map<string, number>();
+  const words = new QueryWords(query.terms.map((t) => t.term));
+  const held = new Uint8Array(query.terms.length);
   const candidates = first.best.map((i) => set.candidate(first.kept[i]!));
   const profiles = candidates.map((c) => c.profile ?? profileFromText(c.entry));
   const bestLexical = new Map<number, number>();
@@ -114,16 +112,16 @@ export function featureRows(
   return first.best.map((i, r) => {
     const profile = profiles[r]!;
     const questionTerms = profile.questionTerms;
+    held.fill(0);
+    const gramDot = words.compare(questionTerms, held);
     // IDF-weighted shares of the query found in the question and in the answer, summed in
     // query order; and how many of the question's distinct terms the query holds.
     let inQuestion = 0;
     let inAnswer = 0;
-    query.terms.forEach((t, j) => {
-      if (questionTerms.includes(t.term)) inQuestion += idfs[j]!;
-      if (profile.inAnswer(t)) inAnswer += idfs[j]!;
-    });
-    let shared = 0;
-    for (const t of questionTerms) if (querySet.has(t)) shared++;
+    for (let j = 0; j < query.terms.length; j++) {
+      if (held[j] === 1) inQuestion += idfs[j]!;
+      if (profile.inAnswer(query.terms[j]!)) inAnswer += idfs[j]!;
+    }
     return {
       candidate: candidates[r]!,
       questionKey: profile.questionKey,
@@ -132,13 +130,8 @@ export function featureRows(
         lexical: lexical[i]!,
         dense: dense ? dense[i]! : 0,
         queryCoverage: totalWeight > 0 ? inQuestion / totalWeight : 0,
-        questionCoverage: questionTerms.length > 0 ? shared / questionTerms.length : 0,
-        questionChars: questionCharsCosine(
-          queryGrams,
-          questionTerms,
-          profile.questionGramNorm2,
-          gramMatches,
-        ),
+        questionCoverage: questionTerms.length > 0 ? words.shared / questionTerms.length : 0,
+        questionChars: words.charsCosine(gramDot, profile.questionGramNorm2),
         answerCoverage: totalWeight > 0 ? inAnswer / totalWeight : 0,
         sameQuestionLexical: bestLexical.get(profile.questionKey)!,
         lexicalRank: Math.log2(1 + first.lexicalRank[r]!),
