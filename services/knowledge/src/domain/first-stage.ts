@@ -106,8 +106,8 @@ export function bestOf(scores: Float64Array, idOf: (i: number) => string, depth:
       best.pop();
     }
     let at = best.length;
-    while (at > 0 && before(i, best[at - 1]!)) at--;
-    best.splice(at, 0, i);
+    for (; at > 0 && before(i, best[at - 1]!); at--) best[at] = best[at - 1]!;
+    best[at] = i;
   }
   return best;
 }

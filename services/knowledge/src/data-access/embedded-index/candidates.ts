@@ -90,7 +90,9 @@ class SlotCandidates implements CandidateSet {
   ) {
     this.docCount = stats.docCount;
     this.documentFrequency = stats.documentFrequency;
-    this.ids = Array.from(slots, (slot) => org.ids[slot]!);
+    // A plain loop: Array.from over a typed array goes through the iterator protocol.
+    this.ids = new Array<string>(slots.length);
+    for (let k = 0; k < slots.length; k++) this.ids[k] = org.ids[slots[k]!]!;
   }
 
   get size(): number {
