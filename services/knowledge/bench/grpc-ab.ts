@@ -11,7 +11,8 @@
 //   npx tsx services/knowledge/bench/grpc-ab.ts [entries=1000] [seconds=4] [rounds=5]
 //     [concurrency=32] [tree…=/tmp/base .]
 //
-// KNOWLEDGE_ENV='K=V K2=V2' adds to the services' environment (e.g. V8_FLAGS).
+// KNOWLEDGE_ENV='{"K":"V"}' adds to the services' environment (e.g. V8_FLAGS, NODE_OPTIONS);
+// KNOWLEDGE_STDOUT=1 passes their output through (e.g. with NODE_OPTIONS=--trace-gc).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -27,12 +28,7 @@ const [sizeArg = '1000', secondsArg = '4', roundsArg = '5', concurrencyArg = '32
 const size = Number(sizeArg);
 const concurrency = Number(concurrencyArg);
 const roots = (trees.length > 0 ? trees : ['/tmp/base', '.']).map((t) => resolve(t));
-const extraEnv = Object.fromEntries(
-  (process.env.KNOWLEDGE_ENV ?? '')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-);
+const extraEnv = JSON.parse(process.env.KNOWLEDGE_ENV ?? '{}') as Record<string, string>;
 
 const freePort = () =>
   new Promise<number>((done) => {
@@ -62,7 +58,7 @@ async function startService(root: string): Promise<Service> {
       LOG_LEVEL: 'info',
       ...extraEnv,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.KNOWLEDGE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   });
   for (let i = 0; !(await checkHealth(address)); i++) {
     if (i > 200 || child.exitCode !== null) throw new Error(`${root}: knowledge did not start`);
