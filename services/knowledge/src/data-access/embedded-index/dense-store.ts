@@ -192,49 +192,50 @@ export class DenseVectors {
 
   /**
    * `dot` of every slot of float32 chunk `c` (its first `rows` rows) into `into`, indexed by
-   * row: the brute-force pass. Eight rows at a time, each with its own sum in the order `dot`
-   * adds (so the values are identical): per query dimension the eight values are adjacent,
-   * and the query's ≈ 90 of 512 dimensions are all the pass reads of a chunk.
+   * row: the brute-force pass. The query's dimensions are taken eight at a time, each group
+   * swept down its eight columns together, adding to each row's sum in the order `dot` adds
+   * (so the values are identical): eight sequential streams of memory at a time, which the
+   * CPU's prefetchers follow, instead of one jump per dimension.
    */
   dotChunk(c: number, rows: number, q: SparseQuery, into: Float64Array): void {
     const chunk = this.chunks[c] as Float32Array;
-    const { val, nnz } = q;
-    const cols = q.columns;
-    let r = 0;
-    for (; r + 7 < rows; r += 8) {
-      let s0 = 0;
-      let s1 = 0;
-      let s2 = 0;
-      let s3 = 0;
-      let s4 = 0;
-      let s5 = 0;
-      let s6 = 0;
-      let s7 = 0;
-      for (let i = 0; i < nnz; i++) {
-        const v = val[i]!;
-        const o = cols[i]! + r;
-        s0 += v * chunk[o]!;
-        s1 += v * chunk[o + 1]!;
-        s2 += v * chunk[o + 2]!;
-        s3 += v * chunk[o + 3]!;
-        s4 += v * chunk[o + 4]!;
-        s5 += v * chunk[o + 5]!;
-        s6 += v * chunk[o + 6]!;
-        s7 += v * chunk[o + 7]!;
+    const { val, nnz, columns } = q;
+    into.fill(0, 0, rows);
+    let i = 0;
+    for (; i + 7 < nnz; i += 8) {
+      const v0 = val[i]!;
+      const v1 = val[i + 1]!;
+      const v2 = val[i + 2]!;
+      const v3 = val[i + 3]!;
+      const v4 = val[i + 4]!;
+      const v5 = val[i + 5]!;
+      const v6 = val[i + 6]!;
+      const v7 = val[i + 7]!;
+      const c0 = columns[i]!;
+      const c1 = columns[i + 1]!;
+      const c2 = columns[i + 2]!;
+      const c3 = columns[i + 3]!;
+      const c4 = columns[i + 4]!;
+      const c5 = columns[i + 5]!;
+      const c6 = columns[i + 6]!;
+      const c7 = columns[i + 7]!;
+      for (let r = 0; r < rows; r++) {
+        let s = into[r]!;
+        s += v0 * chunk[c0 + r]!;
+        s += v1 * chunk[c1 + r]!;
+        s += v2 * chunk[c2 + r]!;
+        s += v3 * chunk[c3 + r]!;
+        s += v4 * chunk[c4 + r]!;
+        s += v5 * chunk[c5 + r]!;
+        s += v6 * chunk[c6 + r]!;
+        s += v7 * chunk[c7 + r]!;
+        into[r] = s;
       }
-      into[r] = s0;
-      into[r + 1] = s1;
-      into[r + 2] = s2;
-      into[r + 3] = s3;
-      into[r + 4] = s4;
-      into[r + 5] = s5;
-      into[r + 6] = s6;
-      into[r + 7] = s7;
     }
-    for (; r < rows; r++) {
-      let s = 0;
-      for (let i = 0; i < nnz; i++) s += val[i]! * chunk[cols[i]! + r]!;
-      into[r] = s;
+    for (; i < nnz; i++) {
+      const v = val[i]!;
+      const col = columns[i]!;
+      for (let r = 0; r < rows; r++) into[r]! += v * chunk[col + r]!;
     }
   }
 
