@@ -4,7 +4,8 @@
 // synthetic entries, and is loaded in alternating rounds by the same closed loop of generated
 // gRPC clients (`concurrency` calls in flight on one channel, as the gateway holds one), with the
 // same queries as the bench's KB search. CPU per search comes from /proc/<pid>/stat over each
-// round; medians are compared. Not a test.
+// round; medians are compared. Also printed: each round's p50 latency and each process's peak
+// RSS (sampled every 250 ms from the start, the import included). Not a test.
 //
 //   npm run build                      # this tree's dist
 //   git worktree add /tmp/base <commit> && (cd /tmp/base && npm ci && npm run build)
@@ -20,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { callUnary, checkHealth, createGrpcClient } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
-import { cpuTicks, median } from '../../../bench/lib/measure.js';
+import { cpuTicks, median, rssMb } from '../../../bench/lib/measure.js';
 import { entry, queryFor, random } from '../../../bench/synthetic-kb.js';
 
 const [sizeArg = '1000', secondsArg = '4', roundsArg = '5', concurrencyArg = '32', ...trees] =
@@ -43,6 +44,7 @@ interface Service {
   child: ChildProcess;
   dir: string;
   client: knowledge.KnowledgeServiceClient;
+  rss: { peak: number };
 }
 
 async function startService(root: string): Promise<Service> {
@@ -60,11 +62,17 @@ async function startService(root: string): Promise<Service> {
     },
     stdio: ['ignore', process.env.KNOWLEDGE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   });
+  const rss = { peak: 0 };
+  const sampler = setInterval(() => {
+    rss.peak = Math.max(rss.peak, rssMb(child.pid!) ?? 0);
+  }, 250);
+  sampler.unref();
   for (let i = 0; !(await checkHealth(address)); i++) {
     if (i > 200 || child.exitCode !== null) throw new Error(`${root}: knowledge did not start`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { root, child, dir, client: createGrpcClient(knowledge.KnowledgeServiceClient, address) };
+  const client = createGrpcClient(knowledge.KnowledgeServiceClient, address);
+  return { root, child, dir, client, rss };
 }
 
 const entries = Array.from({ length: size }, (_, i) => entry(i));
@@ -86,38 +94,43 @@ for (const root of roots) {
   console.log(`${root}: pid ${s.child.pid}, ${size} entries`);
 }
 
-/** `concurrency` searches in flight for `ms` (or `count` searches); returns how many were made. */
-async function load(s: Service, ms: number, count = Infinity): Promise<number> {
+/** `concurrency` searches in flight for `ms` (or `count` searches); returns their latencies. */
+async function load(s: Service, ms: number, count = Infinity): Promise<number[]> {
   const until = performance.now() + ms;
+  const latencies: number[] = [];
   let n = 0;
   const worker = async () => {
     while (performance.now() < until && n < count) {
       const query = queries[n++ % queries.length]!;
+      const started = performance.now();
       await callUnary(s.client.search.bind(s.client), { orgId: 'bench', query, limit: 5 });
+      latencies.push(performance.now() - started);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return n;
+  return latencies;
 }
 
 for (const s of services) await load(s, 60_000, 3000); // warm-up
 const cpu: number[][] = services.map(() => []);
 const rates: number[][] = services.map(() => []);
+const p50s: number[][] = services.map(() => []);
 for (let round = 0; round < Number(roundsArg); round++) {
   for (let k = 0; k < services.length; k++) {
     const j = (k + round) % services.length;
     const s = services[j]!;
     const before = cpuTicks(s.child.pid!)!;
     const started = performance.now();
-    const n = await load(s, Number(secondsArg) * 1000);
+    const latencies = await load(s, Number(secondsArg) * 1000);
     const seconds = (performance.now() - started) / 1000;
-    cpu[j]!.push(((cpuTicks(s.child.pid!)! - before) * 10) / n);
-    rates[j]!.push(n / seconds);
+    cpu[j]!.push(((cpuTicks(s.child.pid!)! - before) * 10) / latencies.length);
+    rates[j]!.push(latencies.length / seconds);
+    p50s[j]!.push(median(latencies));
   }
 }
 services.forEach((s, j) =>
   console.log(
-    `${s.root} (${size} entries, ${concurrency} in flight): knowledge CPU ms per search, median ${median(cpu[j]!).toFixed(3)} (rounds ${cpu[j]!.map((x) => x.toFixed(3)).join(' ')}); searches/s ${rates[j]!.map((x) => x.toFixed(0)).join(' ')}`,
+    `${s.root} (${size} entries, ${concurrency} in flight): knowledge CPU ms per search, median ${median(cpu[j]!).toFixed(3)} (rounds ${cpu[j]!.map((x) => x.toFixed(3)).join(' ')}); searches/s ${rates[j]!.map((x) => x.toFixed(0)).join(' ')}; p50 ms ${p50s[j]!.map((x) => x.toFixed(2)).join(' ')}; peak RSS ${s.rss.peak.toFixed(0)} MB`,
   ),
 );
 for (const s of services) {
