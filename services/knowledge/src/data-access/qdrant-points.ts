@@ -78,7 +78,10 @@ export function toEntry(payload: Partial<Payload>): StoredEntry | undefined {
   };
 }
 
-/** A search hit as a candidate: the cosine with the query, sparse weights, the stored profile. */
+/**
+ * A search hit as a candidate: the cosine with the query, the sparse vector as Qdrant returns
+ * it, and the stored profile, derived only if the reranker reads it (20 of ≈ 100 candidates).
+ */
 export function toCandidate(
   point: Schemas['ScoredPoint'],
   queryDense: Float32Array | null,
@@ -89,16 +92,15 @@ export function toCandidate(
   const dense = vectors?.[DENSE];
   const sparse = vectors?.[SPARSE] as { indices?: number[]; values?: number[] } | undefined;
   if (!entry || !Array.isArray(dense)) return undefined;
-  // Qdrant may return a sparse vector in any order; scoring binary-searches it.
-  const pairs = (sparse?.indices ?? [])
-    .map((index, i) => [index, sparse?.values?.[i] ?? 0] as const)
-    .sort((a, b) => a[0] - b[0]);
-  const profile = storedProfile(entry, payload);
+  let profile: EntryProfile | undefined | null = null;
   return {
     entry,
     cosine: queryDense === null ? null : dot(queryDense, dense as number[]),
-    sparse: { indices: pairs.map((p) => p[0]), values: pairs.map((p) => p[1]) },
-    ...(profile ? { profile } : {}),
+    sparse: { indices: sparse?.indices ?? [], values: sparse?.values ?? [] },
+    get profile() {
+      if (profile === null) profile = storedProfile(entry, payload);
+      return profile;
+    },
   };
 }
 

@@ -1,9 +1,12 @@
-import type { Candidate, CandidateSet, QueryTerm, SparseVector } from './ports.js';
-import { sparseValue } from './scoring.js';
+import type { Candidate, CandidateSet, QueryTerm } from './ports.js';
 
-/** A candidate with its entry's whole sparse vector, as an index that returns points gets it. */
+/**
+ * A candidate with its entry's whole sparse vector, as an index that returns points gets it
+ * (unique indices, in any order). Its profile may be a getter: it is read only for the
+ * candidates the reranker reads.
+ */
 export interface CandidateWithVector extends Candidate {
-  sparse: SparseVector;
+  sparse: { indices: ArrayLike<number>; values: ArrayLike<number> };
 }
 
 /** The organization's statistics that lexical scoring needs. */
@@ -30,7 +33,7 @@ export function candidateSetOf(
   const cosines = hasVector ? new Float64Array(kept.length) : null;
   kept.forEach((c, k) => {
     for (let t = 0; t < termCount; t++)
-      termWeights[k * termCount + t] = sparseValue(c.sparse, terms[t]!.id);
+      termWeights[k * termCount + t] = weightOf(c.sparse, terms[t]!.id);
     if (cosines) cosines[k] = c.cosine ?? 0;
   });
   return {
@@ -46,6 +49,12 @@ export function candidateSetOf(
       return { entry, cosine: cosines ? cosines[k]! : null, ...(profile ? { profile } : {}) };
     },
   };
+}
+
+/** The weight of dimension `id` in a sparse vector in any order, 0 when absent. */
+function weightOf(v: CandidateWithVector['sparse'], id: number): number {
+  for (let i = 0; i < v.indices.length; i++) if (v.indices[i] === id) return v.values[i] ?? 0;
+  return 0;
 }
 
 /** No candidates (an empty organization, or a query with nothing to look for). */
