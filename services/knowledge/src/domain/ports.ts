@@ -77,8 +77,9 @@ export interface CandidateQuery {
 export interface Candidate {
   entry: StoredEntry;
   /**
-   * Cosine of the entry's dense vector with the query's (Σ query[j]·entry[j] in ascending j,
-   * in doubles); null when the query has no vector.
+   * Cosine of the entry's dense vector with the query's; null when the query has no vector.
+   * The embedded index sums Σ query[j]·entry[j] in ascending j in doubles (as `dot` here);
+   * Qdrant computes it itself, in float32 (within 1e-6).
    */
   cosine: number | null;
   /**
