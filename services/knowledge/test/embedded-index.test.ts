@@ -15,8 +15,9 @@ import {
   EmbeddedIndex,
   type EmbeddedIndexOptions,
 } from '../src/data-access/embedded-index/index.js';
+import { JournalReader } from '../src/data-access/embedded-index/journal-reader.js';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
-import { lexicalSimilarity, queryIdf, queryTerms } from '../src/domain/scoring.js';
+import { lexicalSimilarity, queryTerms, termIdfs } from '../src/domain/scoring.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
 import { silentLogger, tempDir } from './support/fixtures.js';
@@ -249,16 +250,17 @@ describe('embedded index lexical candidates', () => {
           terms,
           limit: 1000,
         });
-        assert.equal(exhaustive.candidates.length, 398, 'every live entry holds "widget"');
-        const idfs = queryIdf(terms, exhaustive);
-        const best = exhaustive.candidates
-          .map((c) => ({ id: c.entry.id, score: lexicalSimilarity(terms, idfs, c.sparse) }))
-          .sort((a, b) => b.score - a.score);
+        assert.equal(exhaustive.size, 398, 'every live entry holds "widget"');
+        const idfs = termIdfs(terms, exhaustive);
+        const best = Array.from({ length: exhaustive.size }, (_, k) => ({
+          id: exhaustive.idOf(k),
+          score: lexicalSimilarity(terms, idfs, exhaustive.termWeights, k * exhaustive.termCount),
+        })).sort((a, b) => b.score - a.score);
         for (const k of [1, 10, 50]) {
           assert.ok(best[k - 1]!.score > best[k]!.score, `no tie at place ${k}`);
           const pruned = await index.candidates({ orgId: 'acme', dense: null, terms, limit: k });
           assert.deepEqual(
-            pruned.candidates.map((c) => c.entry.id).sort(),
+            Array.from({ length: pruned.size }, (_, i) => pruned.idOf(i)).sort(),
             best
               .slice(0, k)
               .map((b) => b.id)
@@ -292,5 +294,34 @@ describe('embedded index search results', () => {
     } finally {
       dir.remove();
     }
+  });
+
+  it('when results are read again, then their text comes from memory until the byte bound pushes it out', () => {
+    const lines = new Map<number, Buffer>();
+    const reads: number[] = [];
+    const at = (i: number) => ({ segment: 1, offset: i * 1000, length: 0 });
+    for (let i = 0; i < 4; i++) {
+      const record = { t: 'put', o: 'acme', id: `e${i}`, q: `Q${i}`, a: 'x'.repeat(400), g: [] };
+      lines.set(i * 1000, Buffer.from(`${JSON.stringify(record).slice(0, -1)},"u":1}`));
+    }
+    const line = (p: { offset: number }) => {
+      reads.push(p.offset / 1000);
+      return lines.get(p.offset)!;
+    };
+    // Room for two of these records (≈ 1.1 KB each as counted).
+    const reader = new JournalReader(line, 2400);
+    assert.equal(reader.text(at(0)).q, 'Q0');
+    assert.equal(reader.text(at(0)).id, 'e0');
+    assert.deepEqual(reads, [0], 'the second read is served from memory');
+    reader.text(at(1));
+    reader.text(at(2));
+    assert.equal(reader.text(at(0)).q, 'Q0');
+    assert.deepEqual(reads, [0, 1, 2, 0], 'the least recently used text went out first');
+    assert.throws(() => (reader.text(at(0)).g as string[]).push('x'), 'kept tags cannot change');
+
+    const uncached = new JournalReader(line, 0);
+    uncached.text(at(3));
+    uncached.text(at(3));
+    assert.deepEqual(reads.slice(4), [3, 3], 'without a bound every read goes to the journal');
   });
 });

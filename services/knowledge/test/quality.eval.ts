@@ -78,6 +78,11 @@ try {
       ...(process.env.KB_EVAL_QUANTIZE_ABOVE
         ? { quantizeAbove: Number(process.env.KB_EVAL_QUANTIZE_ABOVE) }
         : {}),
+      // KB_EVAL_EXACT_DENSE_BUDGET=0: candidates from the inverted index only (what
+      // organizations over the brute-force dense pass's budget get).
+      ...(process.env.KB_EVAL_EXACT_DENSE_BUDGET
+        ? { exactDenseBudget: Number(process.env.KB_EVAL_EXACT_DENSE_BUDGET) }
+        : {}),
     });
   }
   await index.init();

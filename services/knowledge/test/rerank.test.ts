@@ -6,15 +6,10 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { checkConfidenceModel } from '../../answers/src/domain/confidence.js';
-import {
-  calibrated,
-  checkRerankModel,
-  competitionRanks,
-  competitorGaps,
-  GAP_CAP,
-} from '../src/domain/rerank.js';
+import { bestOf, competitionRanks } from '../src/domain/first-stage.js';
+import { calibrated, checkRerankModel, competitorGaps, GAP_CAP } from '../src/domain/rerank.js';
 import { RERANK_MODEL } from '../src/domain/rerank-model.js';
-import { gramCounts, questionCharsCosine } from '../src/domain/question-match.js';
+import { gramCounts, QueryWords } from '../src/domain/question-match.js';
 import { isStopword, words as tokenWords } from '../src/domain/tokenizer.js';
 import { fitListwise } from '../src/eval/listwise-fit.js';
 import { fitLogistic, groupFolds } from '../src/eval/logistic-fit.js';
@@ -22,7 +17,26 @@ import { ENTRIES, tempDir } from './support/fixtures.js';
 
 describe('reranking', () => {
   test('when values tie, then they share a competition rank', () => {
-    assert.deepEqual(competitionRanks([0.5, 0.9, 0.5, 0.1]), [2, 1, 2, 4]);
+    const values = Float64Array.of(0.5, 0.9, 0.5, 0.1);
+    assert.deepEqual(Array.from(competitionRanks(values)), [2, 1, 2, 4]);
+    assert.deepEqual(Array.from(competitionRanks(values, [3, 0])), [4, 2]);
+  });
+
+  test('when the best candidates are picked, then the largest scores come first, ties by id, at most depth', () => {
+    const scores = Float64Array.of(0.5, 0.9, 0.5, 0.1, 0.7);
+    const ids = ['d', 'a', 'b', 'c', 'e'];
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 3),
+      [1, 4, 2],
+    );
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 9),
+      [1, 4, 2, 0, 3],
+    );
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 0),
+      [],
+    );
   });
 
   test('when question words are compared by character trigrams, then the score is the cosine of the trigram counts of the words joined', () => {
@@ -52,11 +66,18 @@ describe('reranking', () => {
       [],
       ['csv', 'csv', 'ccc', 'cccc'],
     ];
-    const counts = gramCounts(query);
+    const words = new QueryWords(query);
     for (const q of questions) {
       const expected = cosine(grams(query), grams(q));
-      const got = questionCharsCosine(counts, q, gramCounts(q).norm2);
+      const held = new Uint8Array(query.length);
+      const got = words.charsCosine(words.compare(q, held), gramCounts(q).norm2);
       assert.ok(Math.abs(got - expected) < 1e-15, `${q.join(' ')}: ${got} vs ${expected}`);
+      assert.deepEqual(
+        Array.from(held),
+        query.map((t) => (q.includes(t) ? 1 : 0)),
+        `${q.join(' ')}: query terms held`,
+      );
+      assert.equal(words.shared, q.filter((t) => query.includes(t)).length);
     }
   });
 

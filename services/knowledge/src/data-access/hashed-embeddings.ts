@@ -98,11 +98,13 @@ export class HashedEmbeddings implements EmbeddingProvider {
     if (features.size === 0) return;
     // One scratch row per instance (embedding is synchronous), cleared for each family.
     const part = (this.part ??= new Float32Array(this.dimensions)).fill(0);
-    for (const [feature, tf] of features) {
+    const dimensions = this.dimensions;
+    // forEach: a for…of over the entries would allocate a [key, value] pair per feature.
+    features.forEach((tf, feature) => {
       const h = hash32(feature, seed);
       const sign = h & 0x80000000 ? -1 : 1;
-      part[h % this.dimensions]! += sign * (1 + Math.log(tf));
-    }
+      part[h % dimensions]! += sign * (1 + Math.log(tf));
+    });
     let norm = 0;
     for (let i = 0; i < part.length; i++) norm += part[i]! * part[i]!;
     if (norm === 0) return;

@@ -1,9 +1,9 @@
 import { QdrantClient, QdrantClientTimeoutError, type Schemas } from '@qdrant/js-client-rest';
 import { AppError, type Logger } from '@support-agent/shared';
+import { candidateSetOf, noCandidates, type CandidateWithVector } from '../domain/candidate-set.js';
 import { fingerprintKey, isCollectionOf } from '../domain/fingerprint.js';
 import { pointIdOf } from '../domain/hashing.js';
 import type {
-  Candidate,
   CandidateQuery,
   CandidateSet,
   EntryPage,
@@ -216,15 +216,18 @@ export class QdrantIndex implements KnowledgeIndex {
   }
 
   /**
-   * One Query API call: a dense and a sparse prefetch (each tenant-filtered) fused
-   * with RRF, returning payload and both vectors so the domain can rescore the
-   * candidates with calibrated scores; in parallel, the organization's term statistics.
+   * One Query API call: a dense and a sparse prefetch (each tenant-filtered) fused with RRF,
+   * the fused candidates rescored by the dense query (so each point's score is its cosine with
+   * the query, computed by Qdrant from the stored vector), returning the payload and the
+   * sparse vectors; in parallel, the organization's term statistics. The dense vectors
+   * themselves are not fetched: as JSON they were most of the response (≈ 1.2 MB for 100
+   * candidates at 512 dimensions, ≈ 3.7 ms of JSON.parse alone).
    */
   async candidates(query: CandidateQuery): Promise<CandidateSet> {
     const filter = orgFilter(query.orgId);
+    const dense = query.dense ? Array.from(query.dense) : null;
     const prefetch: Schemas['Prefetch'][] = [];
-    if (query.dense)
-      prefetch.push({ query: Array.from(query.dense), using: DENSE, filter, limit: query.limit });
+    if (dense) prefetch.push({ query: dense, using: DENSE, filter, limit: query.limit });
     if (query.terms.length > 0) {
       const sparse = querySparseVector(query.terms);
       prefetch.push({
@@ -234,37 +237,37 @@ export class QdrantIndex implements KnowledgeIndex {
         limit: query.limit,
       });
     }
-    if (prefetch.length === 0) return { docCount: 0, documentFrequency: new Map(), candidates: [] };
+    if (prefetch.length === 0) return noCandidates(query.terms);
+    const returned = { with_payload: CANDIDATE_FIELDS, with_vector: [SPARSE] };
     const request: Schemas['QueryRequest'] =
       prefetch.length === 1
-        ? {
-            ...prefetch[0]!,
-            filter,
-            limit: query.limit,
-            with_payload: CANDIDATE_FIELDS,
-            with_vector: [DENSE, SPARSE],
-          }
+        ? { ...prefetch[0]!, filter, limit: query.limit, ...returned }
         : {
-            prefetch,
-            query: { fusion: 'rrf' },
+            prefetch: { prefetch, query: { fusion: 'rrf' }, filter, limit: query.limit },
+            query: dense,
+            using: DENSE,
             filter,
             limit: query.limit,
-            with_payload: CANDIDATE_FIELDS,
-            with_vector: [DENSE, SPARSE],
+            ...returned,
           };
 
     const [response, stats] = await Promise.all([
       this.call('query', () => this.client.query(this.collection, request)),
       this.termStats(query.orgId, query.terms),
     ]);
-    const candidates: Candidate[] = [];
+    const candidates: CandidateWithVector[] = [];
     for (const point of response.points) {
-      const candidate = toCandidate(point, query.dense);
+      const candidate = toCandidate(point, dense !== null);
       if (candidate) candidates.push(candidate);
     }
     const documentFrequency = new Map<number, number>();
     for (const t of query.terms) documentFrequency.set(t.id, stats.df.get(t.term) ?? 0);
-    return { docCount: stats.docCount, documentFrequency, candidates };
+    return candidateSetOf(
+      query.terms,
+      { docCount: stats.docCount, documentFrequency },
+      candidates,
+      query.dense !== null,
+    );
   }
 
   async listOrgs(): Promise<string[]> {

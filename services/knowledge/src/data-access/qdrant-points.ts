@@ -1,8 +1,8 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { entryTextFacts, questionKey } from '../domain/entry-profile.js';
-import type { Candidate, EntryProfile, IndexedEntry, StoredEntry } from '../domain/ports.js';
+import type { CandidateWithVector } from '../domain/candidate-set.js';
+import type { EntryProfile, IndexedEntry, StoredEntry } from '../domain/ports.js';
 import { gramCounts } from '../domain/question-match.js';
-import { dot } from '../domain/scoring.js';
 
 /** The Qdrant adapter's points: named vectors, payload, and what a search reads back. */
 
@@ -77,27 +77,29 @@ export function toEntry(payload: Partial<Payload>): StoredEntry | undefined {
   };
 }
 
-/** A search hit as a candidate: the cosine with the query, sparse weights, the stored profile. */
+/**
+ * A search hit as a candidate: its cosine with the query (the point's score, when the query
+ * was ranked by the dense vector last), the sparse vector as Qdrant returns it, and the
+ * stored profile, derived only if the reranker reads it (20 of ≈ 100 candidates).
+ */
 export function toCandidate(
   point: Schemas['ScoredPoint'],
-  queryDense: Float32Array | null,
-): Candidate | undefined {
+  hasDenseQuery: boolean,
+): CandidateWithVector | undefined {
   const payload = (point.payload ?? {}) as Partial<Payload>;
   const entry = toEntry(payload);
   const vectors = point.vector as Record<string, unknown> | null | undefined;
-  const dense = vectors?.[DENSE];
   const sparse = vectors?.[SPARSE] as { indices?: number[]; values?: number[] } | undefined;
-  if (!entry || !Array.isArray(dense)) return undefined;
-  // Qdrant may return a sparse vector in any order; scoring binary-searches it.
-  const pairs = (sparse?.indices ?? [])
-    .map((index, i) => [index, sparse?.values?.[i] ?? 0] as const)
-    .sort((a, b) => a[0] - b[0]);
-  const profile = storedProfile(entry, payload);
+  if (!entry) return undefined;
+  let profile: EntryProfile | undefined | null = null;
   return {
     entry,
-    cosine: queryDense === null ? null : dot(queryDense, dense as number[]),
-    sparse: { indices: pairs.map((p) => p[0]), values: pairs.map((p) => p[1]) },
-    ...(profile ? { profile } : {}),
+    cosine: hasDenseQuery ? point.score : null,
+    sparse: { indices: sparse?.indices ?? [], values: sparse?.values ?? [] },
+    get profile() {
+      if (profile === null) profile = storedProfile(entry, payload);
+      return profile;
+    },
   };
 }
 

@@ -12,11 +12,18 @@ import { words, isStopword } from './tokenizer.js';
 const CHARGRAM = 3;
 
 /**
- * A character trigram as one number: its three UTF-16 code units side by side (48 bits, exact
- * in a double), so trigram counts are kept in number-keyed maps without slicing strings.
+ * A character trigram as one number, so trigram counts are kept in number-keyed maps without
+ * slicing strings: its three UTF-16 code units 10 bits apart when each is below 1024 (a small
+ * integer, which maps hash fastest: every Latin letter and digit), else 16 bits apart (48 bits,
+ * exact in a double, and ≥ 2^32 since no unit is 0): one code per trigram either way.
  */
-const gramCode = (s: string, i: number): number =>
-  s.charCodeAt(i) * 2 ** 32 + s.charCodeAt(i + 1) * 2 ** 16 + s.charCodeAt(i + 2);
+function gramCode(s: string, i: number): number {
+  const a = s.charCodeAt(i);
+  const b = s.charCodeAt(i + 1);
+  const c = s.charCodeAt(i + 2);
+  if (a < 1024 && b < 1024 && c < 1024) return (a << 20) | (b << 10) | c;
+  return a * 2 ** 32 + b * 2 ** 16 + c;
+}
 
 /**
  * Bounded memo of termGrams: a KB's question vocabulary is small, and every query
@@ -60,28 +67,59 @@ export function gramCounts(terms: readonly string[]): GramCounts {
 }
 
 /**
- * The cosine of the trigram counts of the query's terms and the question's distinct terms,
- * from the query's counts, the question's terms and its squared norm (which an index keeps
- * per entry). Counts are small integers, so the dot product and norms are exact whatever
- * the order.
+ * One query's side of the question features, for the questions it reranks. Reranked
+ * questions share words, so each question word is looked up once per query: its trigram
+ * matches with the query's trigrams, and its position among the query's terms.
  */
-export function questionCharsCosine(
-  query: GramCounts,
-  questionTerms: readonly string[],
-  questionNorm2: number,
-  /** Each term's matches with this query, filled as terms come (one map per query). */
-  matches = new Map<string, number>(),
-): number {
-  if (query.norm2 === 0 || questionNorm2 === 0) return 0;
-  let dot = 0;
-  for (const t of questionTerms) {
-    let m = matches.get(t);
-    if (m === undefined) {
-      m = 0;
-      for (const g of termGrams(t)) m += query.counts.get(g) ?? 0;
-      matches.set(t, m);
-    }
-    dot += m;
+export class QueryWords {
+  readonly grams: GramCounts;
+  private readonly positions = new Map<string, number>();
+  /** Per question word seen: matches · 128 + 1 + its position in the query (0: not in it). */
+  private readonly seen = new Map<string, number>();
+  /** Of the question last compared: how many of its terms the query holds. */
+  shared = 0;
+
+  /** `terms`: the query's distinct terms (at most 127). */
+  constructor(terms: readonly string[]) {
+    terms.forEach((t, i) => this.positions.set(t, i));
+    this.grams = gramCounts(terms);
   }
-  return dot / (Math.sqrt(query.norm2) * Math.sqrt(questionNorm2));
+
+  /**
+   * Compares a question's terms with the query: flags in `held` (by query position) the
+   * query terms the question holds, sets `shared`, and returns the question's trigram matches
+   * with the query (Σ over its terms of each term's matches: the dot product of the trigram
+   * counts).
+   */
+  compare(questionTerms: readonly string[], held: Uint8Array): number {
+    let dot = 0;
+    let shared = 0;
+    for (const t of questionTerms) {
+      let packed = this.seen.get(t);
+      if (packed === undefined) {
+        let m = 0;
+        for (const g of termGrams(t)) m += this.grams.counts.get(g) ?? 0;
+        packed = m * 128 + 1 + (this.positions.get(t) ?? -1);
+        this.seen.set(t, packed);
+      }
+      const position = (packed % 128) - 1;
+      if (position >= 0) {
+        held[position] = 1;
+        shared++;
+      }
+      dot += Math.floor(packed / 128);
+    }
+    this.shared = shared;
+    return dot;
+  }
+
+  /**
+   * The cosine of the trigram counts of the query's terms and a question's distinct terms,
+   * from their dot product (`compare`) and the question's squared norm (which an index keeps
+   * per entry). Counts are small integers, so dot product and norms are exact in any order.
+   */
+  charsCosine(dot: number, questionNorm2: number): number {
+    if (this.grams.norm2 === 0 || questionNorm2 === 0) return 0;
+    return dot / (Math.sqrt(this.grams.norm2) * Math.sqrt(questionNorm2));
+  }
 }

@@ -1,15 +1,8 @@
 import { profileFromText } from './entry-profile.js';
+import { firstStage } from './first-stage.js';
 import type { Candidate, CandidateSet, EmbeddingProvider, QueryTerm } from './ports.js';
-import { gramCounts, questionCharsCosine } from './question-match.js';
-import {
-  compareIds,
-  lexicalSimilarity,
-  queryIdf,
-  relevance,
-  round6,
-  similarityOf,
-  MIN_SCORE,
-} from './scoring.js';
+import { QueryWords } from './question-match.js';
+import { compareIds, round6, MIN_SCORE } from './scoring.js';
 
 /**
  * Second stage of search: the best `depth` candidates of the hybrid first stage are
@@ -89,18 +82,9 @@ export interface RankedEntry {
   score: number;
 }
 
-interface FirstStage {
-  candidate: Candidate;
-  lexical: number;
-  dense: number | null;
-  first: number;
-  /** Position among the scored candidates (their lexical and dense ranks are by it). */
-  i: number;
-}
-
 /**
  * Feature rows of the `depth` best candidates by first-stage relevance (ties by entry id).
- * `exclude` drops entries before anything is computed (the fitting script uses it to
+ * `exclude` drops entries (by id) before anything is computed (the fitting script uses it to
  * simulate a KB that does not cover a query).
  */
 export function featureRows(
@@ -108,89 +92,52 @@ export function featureRows(
   set: CandidateSet,
   cosineRange: EmbeddingProvider['cosineRange'],
   depth: number,
-  exclude?: (c: Candidate) => boolean,
+  exclude?: (entryId: string) => boolean,
 ): FeatureRow[] {
-  const idfs = queryIdf(query.terms, set);
-  const seen = new Set<string>();
-  const scored: FirstStage[] = [];
-  for (const candidate of set.candidates) {
-    if (seen.has(candidate.entry.id) || exclude?.(candidate)) continue;
-    seen.add(candidate.entry.id);
-    const lexical = lexicalSimilarity(query.terms, idfs, candidate.sparse);
-    const dense = similarityOf(query.dense, candidate, cosineRange);
-    const first = round6(relevance(lexical, dense));
-    scored.push({ candidate, lexical, dense, first, i: scored.length });
-  }
-  const lexicalRank = competitionRanks(scored.map((s) => s.lexical));
-  const denseRank = competitionRanks(scored.map((s) => s.dense ?? 0));
-  const order = scored
-    .sort((a, b) => b.first - a.first || compareIds(a.candidate.entry.id, b.candidate.entry.id))
-    .slice(0, depth);
+  const first = firstStage(query, set, cosineRange, depth, exclude);
+  const { idfs, lexical, dense } = first;
 
   // Query terms are distinct (queryTerms); each weighs its IDF in the coverage features.
-  const querySet = new Set(query.terms.map((t) => t.term));
-  const weights = query.terms.map((t) => idfs.get(t.id) ?? 0);
   let totalWeight = 0;
-  for (const w of weights) totalWeight += w;
-  const queryGrams = gramCounts([...querySet]);
-  // Reranked questions share words: each word's trigram matches are counted once per query.
-  const gramMatches = new Map<string, number>();
-  const profiles = order.map((s) => s.candidate.profile ?? profileFromText(s.candidate.entry));
+  for (const w of idfs) totalWeight += w;
+  const words = new QueryWords(query.terms.map((t) => t.term));
+  const held = new Uint8Array(query.terms.length);
+  const candidates = first.best.map((i) => set.candidate(first.kept[i]!));
+  const profiles = candidates.map((c) => c.profile ?? profileFromText(c.entry));
   const bestLexical = new Map<number, number>();
-  order.forEach((s, k) => {
-    const key = profiles[k]!.questionKey;
-    bestLexical.set(key, Math.max(bestLexical.get(key) ?? 0, s.lexical));
+  first.best.forEach((i, r) => {
+    const key = profiles[r]!.questionKey;
+    bestLexical.set(key, Math.max(bestLexical.get(key) ?? 0, lexical[i]!));
   });
-  return order.map((s, k) => {
-    const profile = profiles[k]!;
+  return first.best.map((i, r) => {
+    const profile = profiles[r]!;
     const questionTerms = profile.questionTerms;
+    held.fill(0);
+    const gramDot = words.compare(questionTerms, held);
     // IDF-weighted shares of the query found in the question and in the answer, summed in
     // query order; and how many of the question's distinct terms the query holds.
     let inQuestion = 0;
     let inAnswer = 0;
-    query.terms.forEach((t, j) => {
-      if (questionTerms.includes(t.term)) inQuestion += weights[j]!;
-      if (profile.inAnswer(t)) inAnswer += weights[j]!;
-    });
-    let shared = 0;
-    for (const t of questionTerms) if (querySet.has(t)) shared++;
+    for (let j = 0; j < query.terms.length; j++) {
+      if (held[j] === 1) inQuestion += idfs[j]!;
+      if (profile.inAnswer(query.terms[j]!)) inAnswer += idfs[j]!;
+    }
     return {
-      candidate: s.candidate,
+      candidate: candidates[r]!,
       questionKey: profile.questionKey,
-      firstStage: s.first,
+      firstStage: first.relevance[i]!,
       features: {
-        lexical: s.lexical,
-        dense: s.dense ?? 0,
+        lexical: lexical[i]!,
+        dense: dense ? dense[i]! : 0,
         queryCoverage: totalWeight > 0 ? inQuestion / totalWeight : 0,
-        questionCoverage: questionTerms.length > 0 ? shared / questionTerms.length : 0,
-        questionChars: questionCharsCosine(
-          queryGrams,
-          questionTerms,
-          profile.questionGramNorm2,
-          gramMatches,
-        ),
+        questionCoverage: questionTerms.length > 0 ? words.shared / questionTerms.length : 0,
+        questionChars: words.charsCosine(gramDot, profile.questionGramNorm2),
         answerCoverage: totalWeight > 0 ? inAnswer / totalWeight : 0,
         sameQuestionLexical: bestLexical.get(profile.questionKey)!,
-        lexicalRank: Math.log2(1 + lexicalRank[s.i]!),
-        denseRank: Math.log2(1 + denseRank[s.i]!),
+        lexicalRank: Math.log2(1 + first.lexicalRank[r]!),
+        denseRank: Math.log2(1 + first.denseRank[r]!),
       },
     };
-  });
-}
-
-/** 1 + the number of strictly larger values: equal values share a rank, so twins tie. */
-export function competitionRanks(values: number[]): number[] {
-  // Ascending, sorted natively (no comparator calls); the larger values are those after v's last.
-  const sorted = Float64Array.from(values).sort();
-  return values.map((v) => {
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid]! <= v) lo = mid + 1;
-      else hi = mid;
-    }
-    return sorted.length - lo + 1;
   });
 }
 

@@ -24,15 +24,25 @@ const MAX_WORD_LENGTH = 40;
 const WORD = /[\p{L}\p{N}]+/gu;
 const APOSTROPHES = /['’‘`]/g;
 
+/**
+ * The last text split and its words: a search splits its query twice in a row (its terms for
+ * the index, its words for the query embedding), and so does writing an entry.
+ */
+let lastText: string | undefined;
+let lastWords: readonly string[] = [];
+
 /** Lower-cased words (letters and digits) in order, apostrophes folded ("don't" → "dont"). */
-export function words(text: string): string[] {
+export function words(text: string): readonly string[] {
+  if (text === lastText) return lastWords;
   const folded = text.normalize('NFKC').toLowerCase().replace(APOSTROPHES, '');
   const out: string[] = [];
   for (const match of folded.matchAll(WORD)) {
     const w = match[0];
     if (w.length <= MAX_WORD_LENGTH) out.push(w);
   }
-  return out;
+  lastText = text;
+  lastWords = Object.freeze(out);
+  return lastWords;
 }
 
 export function isStopword(word: string): boolean {

@@ -99,7 +99,7 @@ export async function labelledQueries(
         hybrid: detached(featureRows({ terms, dense }, set, range, depth)),
         lexical: detached(featureRows({ terms, dense: null }, lexicalSet, range, depth)),
         uncovered: detached(
-          featureRows({ terms, dense }, set, range, depth, (c) => relevant.has(c.entry.id)),
+          featureRows({ terms, dense }, set, range, depth, (id) => relevant.has(id)),
         ),
       });
     }

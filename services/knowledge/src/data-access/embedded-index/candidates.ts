@@ -1,14 +1,8 @@
-import type {
-  Candidate,
-  CandidateQuery,
-  CandidateSet,
-  EntryProfile,
-  StoredEntry,
-} from '../../domain/ports.js';
+import { noCandidates } from '../../domain/candidate-set.js';
+import type { Candidate, CandidateQuery, CandidateSet, QueryTerm } from '../../domain/ports.js';
 import { CHUNK_ROWS, sparseQuery, type SparseQuery } from './dense-store.js';
 import { lexicalTop } from './lexical-top.js';
 import type { OrgIndex } from './org-index.js';
-import type { SlotTerms } from './postings.js';
 import { TopK } from './top-k.js';
 
 /**
@@ -24,50 +18,106 @@ export function candidatesOf(
   accumulateUpTo?: number,
 ): CandidateSet {
   const documentFrequency = new Map<number, number>();
-  if (!org || org.live === 0) return { docCount: 0, documentFrequency, candidates: [] };
+  if (!org || org.live === 0) return noCandidates(query.terms);
   for (const t of query.terms) documentFrequency.set(t.id, org.terms.df.get(t.id) ?? 0);
 
   const dense = query.dense ? sparseQuery(query.dense) : null;
-  const chosen = new Set<number>();
-  for (const slot of lexicalTop(org, query, accumulateUpTo)) chosen.add(slot);
+  const lexical = lexicalTop(org, query, accumulateUpTo);
   // The brute-force pass over float32 vectors computes every slot's exact cosine: kept for
   // the candidates instead of computing theirs again.
   let cosines: Float64Array | undefined;
+  let semantic: number[] = [];
   if (dense && org.live * org.dimensions <= exactDenseBudget) {
     if (!org.dense.quantized) cosines = org.cosineScratch();
-    for (const slot of denseTop(org, dense, query.limit, cosines)) chosen.add(slot);
+    semantic = denseTop(org, dense, query.limit, cosines);
   }
+  const slots = sortedUnion(lexical, semantic);
 
   // The entries' weights for the query's terms (all that lexical scoring reads), each posting
   // walked once over the candidates in slot order; then the vectors, also in slot order.
-  const slots = Array.from(Int32Array.from(chosen).sort());
-  const termIds = [...new Set(query.terms.map((t) => t.id))].sort((a, b) => a - b);
-  const weights = org.terms.weightsOf(slots, termIds);
-  const candidates = slots.map(
-    (slot, k): Candidate =>
-      new SlotCandidate(
-        org,
-        slot,
-        org.entryAt(slot),
-        dense ? (cosines?.[slot] ?? org.dense.dot(slot, dense)) : null,
-        weights[k]!,
-      ),
+  const termCount = query.terms.length;
+  const termWeights = new Float64Array(slots.length * termCount);
+  const inAnswer = new Uint8Array(slots.length * termCount);
+  org.terms.readWeights(slots, query.terms, termWeights, inAnswer);
+  let candidateCosines: Float64Array | null = null;
+  if (dense) {
+    candidateCosines = new Float64Array(slots.length);
+    for (let k = 0; k < slots.length; k++)
+      candidateCosines[k] = cosines ? cosines[slots[k]!]! : org.dense.dot(slots[k]!, dense);
+  }
+  return new SlotCandidates(
+    org,
+    slots,
+    query.terms,
+    { docCount: org.live, documentFrequency },
+    termWeights,
+    inAnswer,
+    candidateCosines,
   );
-  return { docCount: org.live, documentFrequency, candidates };
 }
 
-/** A candidate whose profile is read from the organization's arrays when the reranker asks. */
-class SlotCandidate implements Candidate {
+/** Both lists' slots, ascending, each once. */
+function sortedUnion(a: readonly number[], b: readonly number[]): Int32Array {
+  const all = new Int32Array(a.length + b.length);
+  all.set(a);
+  all.set(b, a.length);
+  all.sort();
+  let n = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[n++] = all[i]!;
+  return all.subarray(0, n);
+}
+
+/**
+ * An organization's candidates by slot: the columns the first stage reads, and objects (entry
+ * read from the journal when asked, profile from the organization's arrays) for the few it
+ * passes on. Ids and journal positions are taken now: the entry may be replaced or deleted
+ * before the reranker asks, and its line stays where it was.
+ */
+class SlotCandidates implements CandidateSet {
+  readonly docCount: number;
+  readonly documentFrequency: Map<number, number>;
+  private readonly ids: string[];
+
   constructor(
     private readonly org: OrgIndex,
-    private readonly slot: number,
-    readonly entry: StoredEntry,
-    readonly cosine: number | null,
-    readonly sparse: SlotTerms,
-  ) {}
+    private readonly slots: Int32Array,
+    private readonly terms: readonly QueryTerm[],
+    stats: { docCount: number; documentFrequency: Map<number, number> },
+    readonly termWeights: Float64Array,
+    /** inAnswer[k · termCount + t]: 1 when candidate k's answer holds query term t. */
+    private readonly inAnswer: Uint8Array,
+    readonly cosines: Float64Array | null,
+  ) {
+    this.docCount = stats.docCount;
+    this.documentFrequency = stats.documentFrequency;
+    // A plain loop: Array.from over a typed array goes through the iterator protocol.
+    this.ids = new Array<string>(slots.length);
+    for (let k = 0; k < slots.length; k++) this.ids[k] = org.ids[slots[k]!]!;
+  }
 
-  get profile(): EntryProfile {
-    return this.org.profileOf(this.slot, this.sparse);
+  get size(): number {
+    return this.slots.length;
+  }
+
+  get termCount(): number {
+    return this.terms.length;
+  }
+
+  idOf(k: number): string {
+    return this.ids[k]!;
+  }
+
+  candidate(k: number): Candidate {
+    const slot = this.slots[k]!;
+    const row = k * this.terms.length;
+    return {
+      entry: this.org.entryAt(slot, this.ids[k]!),
+      cosine: this.cosines ? this.cosines[k]! : null,
+      profile: this.org.profileOf(slot, (term) => {
+        const t = this.terms.findIndex((q) => q.id === term.id);
+        return t >= 0 && this.inAnswer[row + t] === 1;
+      }),
+    };
   }
 }
 
@@ -90,8 +140,10 @@ function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Arr
     const last = Math.min(org.size, first + CHUNK_ROWS);
     if (cosines) {
       dense.dotChunk(c, last - first, q, cosines.subarray(first, last));
-      for (let slot = first; slot < last; slot++)
-        if (alive[slot] !== 0) top.offer(slot, cosines[slot]!);
+      for (let slot = first; slot < last; slot++) {
+        const cosine = cosines[slot]!;
+        if (alive[slot] !== 0 && cosine > top.floor) top.offer(slot, cosine);
+      }
       continue;
     }
     const rows = dense.int8Chunk(c, spillBuffer);
@@ -105,7 +157,8 @@ function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Arr
         s1 += val[i + 1]! * rows[off + idx[i + 1]!]!;
       }
       if (i < nnz) s0 += val[i]! * rows[off + idx[i]!]!;
-      top.offer(slot, (s0 + s1) * dense.scales[slot]!);
+      const estimate = (s0 + s1) * dense.scales[slot]!;
+      if (estimate > top.floor) top.offer(slot, estimate);
     }
   }
   return top.result();

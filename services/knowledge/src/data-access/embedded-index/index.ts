@@ -24,8 +24,8 @@ import {
   type DeleteRecord,
   type JournalRecord,
   type PutRecord,
-  type ReadLine,
 } from './records.js';
+import { JournalReader } from './journal-reader.js';
 
 /**
  * The in-process index used by `npm start`: the same hybrid candidates as Qdrant
@@ -70,6 +70,11 @@ export interface EmbeddedIndexOptions {
    * instead of in process memory (default true; read-only opens never spill).
    */
   spillVectors?: boolean;
+  /**
+   * Bytes of entry text (search results) kept in memory per collection, least recently used
+   * out first (default 4 MiB; 0 reads every result from the journal).
+   */
+  textCacheBytes?: number;
   /** Records per journal segment file (default 16,384). */
   segmentRecords?: number;
   /** Compact at start-up when records exceed 2 × live entries + this (default 10,000). */
@@ -82,9 +87,9 @@ export class EmbeddedIndex implements KnowledgeIndex {
   private readonly spills: SpillFiles;
   private orgs = new Map<string, OrgIndex>();
   /** Reads records back from the journal in use (each organization keeps the one it was built on). */
-  private readLine: ReadLine = () => {
+  private reader = new JournalReader(() => {
     throw new Error(`embedded index ${this.collection} is not open`);
-  };
+  }, 0);
   private initialized = false;
 
   constructor(private readonly options: EmbeddedIndexOptions) {
@@ -111,7 +116,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       this.disposeOrgs();
       this.spills.reset();
       const journal = this.files.openJournal();
-      this.readLine = (at) => journal.readBytes(at);
+      this.reader = this.journalReader((at) => journal.readBytes(at));
       const records = journal.replay(
         (record, at) => this.apply(record, at),
         (segment) =>
@@ -245,7 +250,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       return n;
     }
     if (!org) {
-      org = this.newOrg(this.readLine);
+      org = this.newOrg(this.reader);
       this.orgs.set(record.o, org);
     }
     const vector = dense ?? denseOfRecord(record);
@@ -257,11 +262,15 @@ export class EmbeddedIndex implements KnowledgeIndex {
     return outcome;
   }
 
-  private newOrg(readLine: ReadLine): OrgIndex {
+  private journalReader(line: (at: SegmentLine) => Buffer): JournalReader {
+    return new JournalReader(line, this.options.textCacheBytes);
+  }
+
+  private newOrg(reader: JournalReader): OrgIndex {
     return new OrgIndex(
       this.options.dimensions,
       this.options.quantizeAbove ?? DEFAULT_QUANTIZE_ABOVE,
-      readLine,
+      reader,
       this.spills.next(),
     );
   }
@@ -272,10 +281,10 @@ export class EmbeddedIndex implements KnowledgeIndex {
    */
   private compactJournal(records: number, live: number): void {
     const fresh = this.files.nextGeneration();
-    const readLine: ReadLine = (at) => fresh.readBytes(at);
+    const reader = this.journalReader((at) => fresh.readBytes(at));
     const rebuilt = new Map<string, OrgIndex>();
     for (const [orgId, org] of this.orgs) {
-      const next = this.newOrg(readLine);
+      const next = this.newOrg(reader);
       next.ensureCapacity(org.live);
       const ids = org.idsInOrder();
       for (let i = 0; i < ids.length; i += 1024) {
@@ -287,7 +296,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       rebuilt.set(orgId, next);
     }
     this.files.commitGeneration(fresh);
-    this.readLine = readLine;
+    this.reader = reader;
     this.disposeOrgs();
     this.orgs = rebuilt;
     this.options.logger?.info(

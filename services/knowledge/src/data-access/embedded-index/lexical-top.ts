@@ -1,17 +1,28 @@
 import type { CandidateQuery } from '../../domain/ports.js';
 import { idf } from '../../domain/scoring.js';
 import type { OrgIndex } from './org-index.js';
-import { seek } from './postings.js';
+import { seek, type Posting } from './postings.js';
 import { TopK } from './top-k.js';
 
-interface Cursor {
-  slots: Int32Array;
-  weights: Float32Array;
-  length: number;
-  /** The query term's weight (count × IDF) and the most it adds to any entry's score. */
-  weight: number;
-  bound: number;
-  pos: number;
+/** A query term's posting being walked (one class: the hot loops see one object shape). */
+class Cursor {
+  readonly slots: Int32Array;
+  readonly weights: Float32Array;
+  readonly length: number;
+  /** The most the term adds to any entry's score. */
+  readonly bound: number;
+  pos = 0;
+
+  constructor(
+    p: Posting,
+    /** The query term's weight (count × IDF). */
+    readonly weight: number,
+  ) {
+    this.slots = p.slots;
+    this.weights = p.weights;
+    this.length = p.length;
+    this.bound = weight * p.maxWeight;
+  }
 }
 
 /**
@@ -39,7 +50,7 @@ export function lexicalTop(
     const p = postings.get(t.id);
     if (!p || p.length === 0) continue;
     const weight = t.count * idf(org.live, df.get(t.id) ?? 0);
-    cursors.push({ ...p, weight, bound: weight * p.maxWeight, pos: 0 });
+    cursors.push(new Cursor(p, weight));
   }
   const top = new TopK(query.limit);
   if (cursors.length === 0 || query.limit === 0) return top.result();
@@ -79,7 +90,7 @@ export function lexicalTop(
     }
     if (!top.offer(slot, score)) continue;
     if (top.size === query.limit) {
-      threshold = top.min();
+      threshold = top.floor;
       while (essential < cursors.length && upTo[essential]! <= threshold) essential++;
     }
   }
@@ -105,7 +116,9 @@ function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
   }
   for (let i = 0; i < n; i++) {
     const slot = touched[i]!;
-    top.offer(slot, scores[slot]!);
+    const score = scores[slot]!;
+    // Most slots do not beat the k-th best: compared here, not in a call.
+    if (score > top.floor) top.offer(slot, score);
     scores[slot] = 0;
   }
   return top.result();

@@ -1,9 +1,15 @@
 import type { SegmentLine } from '@support-agent/shared';
 import { answerTermIds, entryTextFacts } from '../../domain/entry-profile.js';
-import type { EntryProfile, SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
+import type {
+  EntryProfile,
+  QueryTerm,
+  SparseVector,
+  StoredEntry,
+  WriteOutcome,
+} from '../../domain/ports.js';
 import { compareIds } from '../../domain/scoring.js';
 import { DenseVectors, type VectorSpill } from './dense-store.js';
-import { InvertedIndex, type SlotTerms } from './postings.js';
+import { InvertedIndex } from './postings.js';
 import { QuestionFacts } from './question-facts.js';
 import {
   JournalEntry,
@@ -11,11 +17,10 @@ import {
   termsOfRecord,
   weightsOfRecord,
   type PutRecord,
-  parseEntryText,
   parseRecord,
   type EntryTextRecord,
-  type ReadLine,
 } from './records.js';
+import type { JournalReader } from './journal-reader.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -54,8 +59,8 @@ export class OrgIndex implements EntrySource {
     readonly dimensions: number,
     /** Live entries above which dense vectors are kept as int8. */
     readonly quantizeAbove: number,
-    /** Reads a journal line back. */
-    readonly readLine: ReadLine,
+    /** Reads journal lines back. */
+    readonly journal: JournalReader,
     spill?: VectorSpill,
   ) {
     this.dense = new DenseVectors(dimensions, spill);
@@ -120,7 +125,7 @@ export class OrgIndex implements EntrySource {
 
   /** Rebuilds arrays and postings from the live slots (same journal lines). */
   compacted(spill?: VectorSpill): OrgIndex {
-    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.readLine, spill);
+    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.journal, spill);
     fresh.ensureCapacity(this.live);
     for (let slot = 0; slot < this.size; slot++) {
       if (!this.alive[slot]) continue;
@@ -155,10 +160,9 @@ export class OrgIndex implements EntrySource {
     );
   }
 
-  /** The entry at a live slot; its text is read from the journal when first needed. */
-  entryAt(slot: number): StoredEntry {
+  /** The entry `id` at `slot`; its text is read from the journal when first needed. */
+  entryAt(slot: number, id: string): StoredEntry {
     // The line stays where it is even if the entry is replaced meanwhile.
-    const id = this.ids[slot]!;
     const at = this.lineOf(slot);
     // Searches never ask for the hash (a hex string per candidate): it is read from the
     // line's own record when asked for, so it always matches the text served with it.
@@ -198,14 +202,14 @@ export class OrgIndex implements EntrySource {
     return this.cosines;
   }
 
-  /** What the reranker reads of the slot's text; `terms` are its weights for the query's terms. */
-  profileOf(slot: number, terms: SlotTerms): EntryProfile {
+  /** What the reranker reads of the slot's text; `inAnswer` says which query terms its answer holds. */
+  profileOf(slot: number, inAnswer: (term: QueryTerm) => boolean): EntryProfile {
     const q = this.questions;
     return {
       questionKey: q.keys[slot]!,
       questionTerms: q.termsOf(slot),
       questionGramNorm2: q.gramNorms[slot]!,
-      inAnswer: (t) => terms.inAnswer(t.id),
+      inAnswer,
     };
   }
 
@@ -227,12 +231,12 @@ export class OrgIndex implements EntrySource {
 
   /** The record of entry `id` at `at` (checked to be that entry's). */
   recordOf(id: string, at: SegmentLine): PutRecord {
-    return checked(parseRecord(this.readLine(at)), id) as PutRecord;
+    return checked(parseRecord(this.journal.line(at)), id) as PutRecord;
   }
 
   /** The text fields of entry `id`'s record at `at` (its vectors left undecoded). */
   textOf(id: string, at: SegmentLine): EntryTextRecord {
-    return checked(parseEntryText(this.readLine(at)), id);
+    return checked(this.journal.text(at), id);
   }
 
   /** The content hash of entry `id` stored at `at`: the slot's, unless the slot moved on. */

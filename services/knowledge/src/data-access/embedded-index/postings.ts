@@ -12,25 +12,6 @@ export interface Posting {
   maxWeight: number;
 }
 
-/** A slot's weights for a query's terms (ids ascending) and which of them its answer holds. */
-export class SlotTerms {
-  readonly indices: number[] = [];
-  readonly values: number[] = [];
-  private readonly answer: boolean[] = [];
-
-  push(id: number, weight: number, inAnswer: boolean): void {
-    this.indices.push(id);
-    this.values.push(weight);
-    this.answer.push(inAnswer);
-  }
-
-  /** Whether the slot's answer holds term `id` (one of the query's terms). */
-  inAnswer(id: number): boolean {
-    const i = this.indices.indexOf(id);
-    return i >= 0 && this.answer[i]!;
-  }
-}
-
 /**
  * One organization's inverted index: term id → posting, and the document frequency of
  * each term among live entries. Slots are only appended, so postings stay sorted; a
@@ -66,22 +47,30 @@ export class InvertedIndex {
   }
 
   /**
-   * Each slot's weights for the given terms (ascending ids), as sparse vectors: what lexical
-   * scoring reads. `slots` must be ascending: each term's posting is walked once, forward.
+   * The weights of `slots` (ascending) for the query's terms, into weights[k · terms + t] (left
+   * 0 where the slot lacks term t), and whether each slot's answer holds the term, into
+   * inAnswer (1 or left 0, same layout): all that scoring reads. Each term's posting is walked
+   * once, forward.
    */
-  weightsOf(slots: readonly number[], ids: readonly number[]): SlotTerms[] {
-    const out = slots.map(() => new SlotTerms());
-    for (const id of ids) {
-      const p = this.postings.get(id);
+  readWeights(
+    slots: Int32Array,
+    terms: readonly { id: number }[],
+    weights: Float64Array,
+    inAnswer: Uint8Array,
+  ): void {
+    const stride = terms.length;
+    for (let t = 0; t < stride; t++) {
+      const p = this.postings.get(terms[t]!.id);
       if (!p) continue;
       let pos = 0;
       for (let k = 0; k < slots.length && pos < p.length; k++) {
         pos = seek(p.slots, pos, p.length, slots[k]!);
-        if (pos < p.length && p.slots[pos] === slots[k])
-          out[k]!.push(id, p.weights[pos]!, (p.inAnswer[pos >> 3]! & (1 << (pos & 7))) !== 0);
+        if (pos < p.length && p.slots[pos] === slots[k]) {
+          weights[k * stride + t] = p.weights[pos]!;
+          inAnswer[k * stride + t] = (p.inAnswer[pos >> 3]! >> (pos & 7)) & 1;
+        }
       }
     }
-    return out;
   }
 
   private addPosting(term: number, slot: number, weight: number, inAnswer: boolean): void {

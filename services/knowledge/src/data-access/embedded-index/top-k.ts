@@ -6,8 +6,13 @@ export class TopK {
   private readonly slots: Int32Array;
   private readonly scores: Float64Array;
   size = 0;
+  /**
+   * What a score must beat to be kept: the lowest kept once k are kept, −∞ before. Callers
+   * compare with it before calling `offer` (most scores of a pass are not kept).
+   */
+  floor = -Infinity;
 
-  constructor(private readonly k: number) {
+  constructor(readonly k: number) {
     this.slots = new Int32Array(k);
     this.scores = new Float64Array(k);
   }
@@ -26,6 +31,7 @@ export class TopK {
       }
       this.slots[i] = slot;
       this.scores[i] = score;
+      if (this.size === this.k) this.floor = this.scores[0]!;
       return true;
     }
     if (score <= this.scores[0]!) return false;
@@ -42,12 +48,8 @@ export class TopK {
     }
     this.slots[i] = slot;
     this.scores[i] = score;
+    this.floor = this.scores[0]!;
     return true;
-  }
-
-  /** The lowest score kept (a new pair must beat it once k are kept). */
-  min(): number {
-    return this.scores[0]!;
   }
 
   /** The slots kept, in no particular order. */
