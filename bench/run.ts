@@ -20,7 +20,11 @@
 // (100000), BENCH_SOAK_SECONDS (600 real, 180 embedded), BENCH_SOAK_RATE req/s (200),
 // BENCH_SECTIONS (ops,list-scale,search-scale,digest-scale,soak), BENCH_LOG_LEVEL (info),
 // BENCH_CPU_PROF=1 (every service runs under the V8 CPU profiler, lib/cpu-profile-preload.mjs;
-// profiles land next to the report; read them with `npx tsx bench/profile-top.ts <file>`).
+// profiles land next to the report; read them with `npx tsx bench/profile-top.ts <file>`),
+// BENCH_PROFILE_SEARCH (1: one more KB search run at the end of each mode with the CPU profiler
+// switched on by signal in the gateway and knowledge; its summary, BENCH_PROFILE_TOP (15)
+// packages and functions each, is printed and kept in the report). The targets are judged in
+// lib/targets.ts.
 import type autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +34,7 @@ import { ensureBackendPackages, startBackends, type Backends } from '../test/sup
 import { ALL_SCOPES, Stack, api } from '../test/support/stack.js';
 import { BareServer, DirectGrpc, GrpcHopServer } from './lib/baselines.js';
 import { renderChart, type ChartRow } from './lib/chart.js';
+import { printProfiles, profileDuring, summarizeProfile } from './lib/cpu-profile.js';
 import {
   RssSampler,
   autocannonRun,
@@ -43,8 +48,9 @@ import {
   type RunResult,
   UNLIMITED,
 } from './lib/measure.js';
-import { createThroughPipeline, describePipeline, type PipelineRun } from './lib/pipeline.js';
+import { createThroughPipeline, describePipeline } from './lib/pipeline.js';
 import { seedDigestWeek, seedTickets, ticketTexts } from './lib/seed.js';
+import { evaluate, HOP_NAME, SEARCH_NAME, type Mode, type ModeReport } from './lib/targets.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
 
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
@@ -67,6 +73,8 @@ const SECTIONS = new Set(
 );
 const LOG_LEVEL = env('BENCH_LOG_LEVEL', 'info');
 const CPU_PROF = env('BENCH_CPU_PROF', '') === '1';
+const PROFILE_SEARCH = env('BENCH_PROFILE_SEARCH', '1') === '1';
+const PROFILE_TOP = num('BENCH_PROFILE_TOP', 15);
 const LOAD: LoadSettings = {
   seconds: SECONDS,
   connections: CONNECTIONS,
@@ -75,49 +83,8 @@ const LOAD: LoadSettings = {
 };
 const soakSeconds = (mode: Mode) => num('BENCH_SOAK_SECONDS', mode === 'real' ? 600 : 180);
 
-const SERVICE_MEMORY_LIMIT_MB = 250;
 /** Rate of the open loop that measures the bare server's cost per request when nearly idle. */
 const BARE_LOW_RATE = 100;
-const HOP_NAME = 'http + one no-op grpc hop';
-
-type Mode = 'real' | 'embedded';
-
-interface Target {
-  mode: Mode;
-  target: string;
-  goal: string;
-  measured: string;
-  /** null: a reference figure printed with the targets, not a target. */
-  pass: boolean | null;
-}
-
-interface ModeReport {
-  mode: Mode;
-  /** Median over rounds where a run was repeated; all rounds are in `runs`. */
-  runs: RunResult[];
-  searchResponseBytes: number;
-  setup: Record<string, number>;
-  listScale?: { rows: number; p99Small: number; p99Big: number; ratio: number };
-  searchScale?: Array<{
-    entries: number;
-    importSeconds: number;
-    gateway: RunResult;
-    direct: RunResult;
-    knowledgeRssMb: number;
-  }>;
-  digestScale?: { tickets: number; buildSeconds: number[]; topics: number; contentBytes: number };
-  /** Creates with the whole topology (real mode): rate, catch-up after the run, CPU per ticket. */
-  pipeline?: PipelineRun;
-  soak?: {
-    seconds: number;
-    rate: number;
-    run: RunResult;
-    /** Per process: RSS early (after warm-up) and at the end, and growth. */
-    rss: Record<string, { earlyMb: number; endMb: number; growth: number }>;
-  };
-  peakServiceRssMb: Record<string, number>;
-  targets: Target[];
-}
 
 /** The Monday (YYYY-MM-DD) of the ISO week of `at`, UTC. */
 function mondayOf(at: Date): string {
@@ -135,6 +102,8 @@ function log(message: string): void {
 
 async function runMode(mode: Mode, profileDir: string | undefined): Promise<ModeReport> {
   const dir = mkdtempSync(join(tmpdir(), `sa-bench-${mode}-`));
+  // Profilers started and stopped by signal around one search run (lib/cpu-profile-preload.mjs).
+  const signalProfileDir = !profileDir && PROFILE_SEARCH ? join(dir, 'profiles') : undefined;
   let backends: Backends | undefined;
   if (mode === 'real') {
     await ensureBackendPackages();
@@ -159,6 +128,13 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
             BENCH_PROFILE_DIR: join(profileDir, mode),
           }
         : {}),
+      ...(signalProfileDir
+        ? {
+            NODE_OPTIONS: `--import=${resolve('bench/lib/cpu-profile-preload.mjs')}`,
+            BENCH_PROFILE_DIR: signalProfileDir,
+            BENCH_PROFILE_ON_SIGNAL: '1',
+          }
+        : {}),
     },
   });
   const report: ModeReport = {
@@ -178,6 +154,8 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
       digest: stack.addresses.DIGEST_ADDR!,
     });
   let direct: DirectGrpc | undefined;
+  /** Set by the ops section: the profiled search run, done at the end of the mode. */
+  let profileSearch = async (): Promise<void> => undefined;
   const services = (): ProcessRef[] => [
     ...stack.gateways.map((g) => ({ name: g.name.replace(/-0$/, ''), pid: g.pid })),
     ...[...stack.upstreams.values()].map((p) => ({ name: p.name, pid: p.pid })),
@@ -297,8 +275,36 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
           ),
         );
         record(await autocannonRun(HOP_NAME, { url: hop.url }, LOAD, processes));
-        record(await autocannonRun('search via gateway', searchOpts, LOAD, processes));
+        record(await autocannonRun(SEARCH_NAME, searchOpts, LOAD, processes));
       }
+      profileSearch = async () => {
+        if (!signalProfileDir) return;
+        // Where the time goes: one more search run (not judged), with the V8 CPU profiler on in
+        // the gateway and knowledge. Last in the mode: the profiler's own memory and CPU show
+        // in no other run (peak RSS included).
+        const profiled = services().filter((p) => p.name === 'gateway' || p.name === 'knowledge');
+        console.log(`\n${mode}: KB search again, with the CPU profiler on`);
+        const { result, profiles } = await profileDuring(signalProfileDir, profiled, () =>
+          // No warm-up (the runs before were one): the profile covers the measured requests only.
+          autocannonRun(
+            `${SEARCH_NAME} (CPU profiler on)`,
+            searchOpts,
+            { ...LOAD, warmupSeconds: 0 },
+            processes,
+          ),
+        );
+        report.runs.push(result);
+        report.searchProfile = {
+          run: result,
+          processes: Object.fromEntries(
+            [...profiles].map(([name, p]) => [
+              name,
+              summarizeProfile(p, result.requests, PROFILE_TOP),
+            ]),
+          ),
+        };
+        printProfiles(`${mode}: where a search's CPU goes`, report.searchProfile.processes);
+      };
       await hop.stop();
       hop = undefined;
       // What one request costs the bare server when requests come one at a time (an open loop
@@ -792,6 +798,7 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
         );
     }
 
+    await profileSearch();
     report.targets = evaluate(report);
     return report;
   } finally {
@@ -802,138 +809,6 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
     await backends?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** The issue's targets, as ratios measured in this run. */
-function evaluate(r: ModeReport): Target[] {
-  const out: Target[] = [];
-  const runs = (name: string) => r.runs.filter((x) => x.name === name);
-  const med = (name: string, f: (x: RunResult) => number) => median(runs(name).map(f));
-  const add = (target: string, goal: string, measured: string, pass: boolean | null) =>
-    out.push({ mode: r.mode, target, goal, measured, pass });
-  const bareName = `bare node http (${r.searchResponseBytes} B)`;
-  if (runs(bareName).length > 0) {
-    const bare = med(bareName, (x) => x.rps);
-    const search = med('search via gateway', (x) => x.rps);
-    const ratio = search / bare;
-    add(
-      'KB search via gateway (Redis limits, 1k entries) vs bare Node',
-      '≥ 0.30 × rps',
-      `${search} / ${bare} req/s = ${ratio.toFixed(2)}`,
-      ratio >= 0.3,
-    );
-    if (runs(HOP_NAME).length > 0) {
-      // Not a target: the ceiling of the design on this machine, for reading the one above.
-      const hopRps = med(HOP_NAME, (x) => x.rps);
-      const ceiling = hopRps / bare;
-      add(
-        'ceiling of the design: HTTP front + one no-op gRPC hop vs bare Node',
-        '(reference, not a target)',
-        `${hopRps} / ${bare} req/s = ${ceiling.toFixed(2)}; search reaches ${(search / hopRps).toFixed(2)} of it`,
-        null,
-      );
-    }
-    for (const [op, grpcName] of [
-      ['search', 'grpc direct: knowledge Search (moderate)'],
-      ['list', 'grpc direct: tickets ListTickets (moderate)'],
-    ] as const) {
-      const gwRuns = runs(`${op} via gateway (moderate)`);
-      const dRuns = runs(grpcName);
-      if (gwRuns.length === 0 || dRuns.length === 0) continue;
-      const rate = gwRuns[0]!.targetRate;
-      const g50 = median(gwRuns.map((x) => x.p50));
-      const d50 = median(dRuns.map((x) => x.p50));
-      const g99 = median(gwRuns.map((x) => x.p99));
-      const d99 = median(dRuns.map((x) => x.p99));
-      add(
-        `gateway overhead, ${op}, moderate load (${rate} req/s open loop): p50`,
-        '≤ direct gRPC + 1 ms',
-        `${g50} vs ${d50} ms (+${(g50 - d50).toFixed(2)})`,
-        g50 <= d50 + 1,
-      );
-      add(
-        `gateway overhead, ${op}, moderate load (${rate} req/s open loop): p99`,
-        '≤ direct gRPC + 5 ms',
-        `${g99} vs ${d99} ms (+${(g99 - d99).toFixed(2)})`,
-        g99 <= d99 + 5,
-      );
-    }
-    // The target is about MariaDB; the embedded journal's create runs are reported, not judged.
-    const store = 'MariaDB';
-    const create = r.mode === 'real' ? runs('create via gateway (idempotency key)')[0] : undefined;
-    if (create) {
-      add(
-        `create ticket with idempotency key (${store}), full topology`,
-        '≥ 1000 tickets/s, 0 errors',
-        `${create.rps} /s, ${create.errors} errors`,
-        create.rps >= 1000 && create.errors === 0,
-      );
-    }
-    if (r.pipeline) {
-      const p = r.pipeline;
-      add(
-        'create ticket, whole pipeline running, consumers keeping up',
-        '≥ 800 tickets/s, backlog 0 within 10 s of the end',
-        `${p.rps} /s, caught up ${p.catchUpSeconds.toFixed(1)} s after the end`,
-        p.rps >= 800 && p.catchUpSeconds <= 10,
-      );
-      const top = Object.entries(p.cpuMsPerTicket).sort((a, b) => b[1] - a[1]);
-      add(
-        'CPU per created ticket, every process, until the pipeline caught up',
-        '≤ 2.0 ms',
-        `${p.totalCpuMs.toFixed(2)} ms (${top.map(([n, ms]) => `${n} ${ms}`).join(', ')})`,
-        p.totalCpuMs <= 2.0,
-      );
-    }
-    const alone = r.mode === 'real' ? runs('create via gateway, consumers stopped')[0] : undefined;
-    if (alone) {
-      const drain = r.setup.pipelineDrainSeconds ?? NaN;
-      add(
-        `create ticket with idempotency key (${store}), triage/digest consumers stopped`,
-        '≥ 1000 tickets/s, 0 errors',
-        `${alone.rps} /s, ${alone.errors} errors (backlog then drained at ${(alone.requests / drain).toFixed(0)} /s)`,
-        alone.rps >= 1000 && alone.errors === 0,
-      );
-    }
-  }
-  if (r.listScale) {
-    add(
-      `list tickets p99 at ${r.listScale.rows} vs 1000 tickets`,
-      '≤ 1.25 ×',
-      `${r.listScale.p99Big} vs ${r.listScale.p99Small} ms = ${r.listScale.ratio}`,
-      r.listScale.ratio <= 1.25,
-    );
-  }
-  const largest = r.searchScale?.at(-1);
-  if (largest) {
-    add(
-      `search p50 at ${largest.entries} entries (embedded index, via gateway, 1 connection)`,
-      '≤ 10 ms',
-      `${largest.gateway.p50} ms (direct gRPC ${largest.direct.p50} ms)`,
-      largest.gateway.p50 <= 10,
-    );
-  }
-  const peak = Object.entries(r.peakServiceRssMb).sort((a, b) => b[1] - a[1]);
-  if (peak.length > 0) {
-    add(
-      'peak RSS of every service process under load',
-      `≤ ${SERVICE_MEMORY_LIMIT_MB} MB`,
-      peak.map(([n, mb]) => `${n} ${Math.round(mb)}`).join(', '),
-      peak[0]![1] <= SERVICE_MEMORY_LIMIT_MB,
-    );
-  }
-  if (r.soak) {
-    const worst = Object.entries(r.soak.rss).sort((a, b) => b[1].growth - a[1].growth)[0];
-    if (worst) {
-      add(
-        `soak ${r.soak.seconds} s at ${r.soak.rate} req/s: RSS growth`,
-        '< 10 % per process',
-        `worst ${worst[0]} ${(worst[1].growth * 100).toFixed(1)} %, ${r.soak.run.errors} errors`,
-        worst[1].growth < 0.1,
-      );
-    }
-  }
-  return out;
 }
 
 async function main(): Promise<void> {

@@ -11,7 +11,7 @@
 // Environment: BASE_URL (http://127.0.0.1:8080), ADMIN_URL (http://127.0.0.1:8081),
 // ADMIN_TOKEN (default: the contents of $DATA_DIR/admin-token, DATA_DIR=./data).
 // The evaluation data is only read, never copied into the product.
-import { Bm25Baseline } from '../services/knowledge/src/eval/bm25-baseline.js';
+import { bm25Rankings } from '../services/knowledge/src/eval/bm25-baseline.js';
 import { loadEvalCollection } from '../services/knowledge/src/eval/eval-data.js';
 import {
   evaluateRankings,
@@ -60,14 +60,7 @@ async function main(): Promise<void> {
     return { queryId: q.query_id, threadId: q.thread_id, ranking };
   });
 
-  const bm25 = new Bm25Baseline(
-    corpus.map((c) => ({ id: c.faq_id, text: `${c.question} ${c.answer}` })),
-  );
-  const baseline: RankedQuery[] = queries.map((q) => ({
-    queryId: q.query_id,
-    threadId: q.thread_id,
-    ranking: bm25.search(q.text, K),
-  }));
+  const baseline = bm25Rankings({ corpus, queries }, K);
 
   latencies.sort((a, b) => a - b);
   const pct = (p: number) =>

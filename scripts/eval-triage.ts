@@ -5,16 +5,23 @@
 //
 // Each row {title, body, label: bug|feature|question} is classified from `title + "\n\n" + body`.
 // The five categories fold into three: bug, feature (feature_request), question (how_to,
-// general_question, documentation). Prints per-class precision/recall/F1, macro-F1 and the
-// confusion matrix. Measurement only: nothing here feeds back into training.
+// general_question, documentation). Prints per-class precision/recall/F1, macro-F1, the
+// confusion matrix, the calibration error of the probabilities and (in process) the CPU
+// time per classification. Measurement only: nothing here feeds back into training.
 import { readFileSync } from 'node:fs';
 import { callUnary, createGrpcClient } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
 import { classify } from '../services/answers/src/domain/classifier.js';
 import { loadTriageModel } from '../services/answers/src/domain/triage-model.js';
+import {
+  FOLDED,
+  scoreFolded,
+  type Folded,
+  type FoldedScores,
+} from '../services/answers/training/scores.js';
 
-const CLASSES = ['bug', 'feature', 'question'] as const;
-type EvalClass = (typeof CLASSES)[number];
+const CLASSES = FOLDED;
+type EvalClass = Folded;
 
 const FOLD: Record<string, EvalClass> = {
   bug: 'bug',
@@ -66,26 +73,44 @@ function readRows(file: string): Row[] {
     });
 }
 
-type Classifier = (text: string) => Promise<string>;
+interface Labelled {
+  category: string;
+  /** Per-category probabilities; empty when an LLM labelled. */
+  probabilities: Record<string, number>;
+}
+type Classifier = (text: string) => Promise<Labelled>;
 
 function inProcessClassifier(): Classifier {
   const model = loadTriageModel();
-  return async (text) => classify(model, text).category;
+  return async (text) => classify(model, text);
 }
 
 function serviceClassifier(address: string): { classify: Classifier; close(): void } {
   const client = createGrpcClient(answers.AnswersServiceClient, address);
   return {
     classify: async (text) =>
-      (
-        await callUnary(
-          client.classifyTicket.bind(client),
-          { content: text },
-          { timeoutMs: 60_000 },
-        )
-      ).category,
+      await callUnary(client.classifyTicket.bind(client), { content: text }, { timeoutMs: 60_000 }),
     close: () => client.close(),
   };
+}
+
+/**
+ * Expected calibration error of the folded prediction's probability (10 bins): how far
+ * "the classifier says 80 %" is from being right 80 % of the time.
+ */
+function calibrationError(labelled: Labelled[], gold: EvalClass[]): number | undefined {
+  const bins = Array.from({ length: 10 }, () => ({ n: 0, p: 0, right: 0 }));
+  for (const [i, l] of labelled.entries()) {
+    if (Object.keys(l.probabilities).length === 0) return undefined;
+    const folded = { bug: 0, feature: 0, question: 0 } as Record<EvalClass, number>;
+    for (const [c, p] of Object.entries(l.probabilities)) folded[FOLD[c]!] += p;
+    const predicted = FOLD[l.category]!;
+    const bin = bins[Math.min(9, Math.floor(folded[predicted] * 10))]!;
+    bin.n++;
+    bin.p += folded[predicted];
+    bin.right += predicted === gold[i] ? 1 : 0;
+  }
+  return bins.reduce((s, b) => s + Math.abs(b.p - b.right), 0) / labelled.length;
 }
 
 /** Runs fn over items with at most `limit` in flight, keeping order. */
@@ -107,32 +132,7 @@ async function mapLimit<T, R>(
   return out;
 }
 
-interface Scores {
-  perClass: Record<EvalClass, { precision: number; recall: number; f1: number; support: number }>;
-  macroF1: number;
-  accuracy: number;
-  confusion: Record<EvalClass, Record<EvalClass, number>>;
-}
-
-function score(gold: EvalClass[], predicted: EvalClass[]): Scores {
-  const confusion = Object.fromEntries(
-    CLASSES.map((g) => [g, Object.fromEntries(CLASSES.map((p) => [p, 0]))]),
-  ) as Record<EvalClass, Record<EvalClass, number>>;
-  gold.forEach((g, i) => confusion[g][predicted[i]!]++);
-  const perClass = {} as Scores['perClass'];
-  for (const c of CLASSES) {
-    const tp = confusion[c][c];
-    const predictedC = CLASSES.reduce((s, g) => s + confusion[g][c], 0);
-    const support = CLASSES.reduce((s, p) => s + confusion[c][p], 0);
-    const precision = predictedC ? tp / predictedC : 0;
-    const recall = support ? tp / support : 0;
-    const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
-    perClass[c] = { precision, recall, f1, support };
-  }
-  const macroF1 = CLASSES.reduce((s, c) => s + perClass[c].f1, 0) / CLASSES.length;
-  const accuracy = gold.filter((g, i) => g === predicted[i]).length / Math.max(1, gold.length);
-  return { perClass, macroF1, accuracy, confusion };
-}
+type Scores = FoldedScores;
 
 function report(title: string, s: Scores, detailed: boolean): void {
   const f = (x: number) => x.toFixed(3);
@@ -168,14 +168,17 @@ async function main(): Promise<void> {
   );
 
   const started = Date.now();
-  let categories: string[];
+  const cpuBefore = process.cpuUsage();
+  let labelled: Labelled[];
   try {
-    categories = await mapLimit(rows, args.inProcess ? 1 : args.concurrency, (r) =>
+    labelled = await mapLimit(rows, args.inProcess ? 1 : args.concurrency, (r) =>
       classifyText(`${r.title ?? ''}\n\n${r.body ?? ''}`),
     );
   } finally {
     service?.close();
   }
+  const cpu = process.cpuUsage(cpuBefore);
+  const categories = labelled.map((l) => l.category);
   const gold = rows.map((r) => r.label as EvalClass);
   const predicted = categories.map((c) => {
     const folded = FOLD[c];
@@ -191,7 +194,12 @@ async function main(): Promise<void> {
       .map(([c, n]) => `${c} ${n}`)
       .join(', ')}`,
   );
-  report('overall', score(gold, predicted), true);
+  report('overall', scoreFolded(gold, predicted), true);
+  const ece = calibrationError(labelled, gold);
+  if (ece !== undefined)
+    console.log(
+      `expected calibration error of the predicted class's probability: ${ece.toFixed(3)}`,
+    );
 
   const repos = [...new Set(rows.map((r) => r.repo).filter((r): r is string => !!r))].sort();
   if (repos.length > 1) {
@@ -199,7 +207,7 @@ async function main(): Promise<void> {
       const idx = rows.flatMap((r, i) => (r.repo === repo ? [i] : []));
       report(
         `repo ${repo} (${idx.length} rows)`,
-        score(
+        scoreFolded(
           idx.map((i) => gold[i]!),
           idx.map((i) => predicted[i]!),
         ),
@@ -208,6 +216,10 @@ async function main(): Promise<void> {
     }
   }
   console.log(`\n${rows.length} rows in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (args.inProcess) {
+    const perRow = (cpu.user + cpu.system) / 1000 / Math.max(1, rows.length);
+    console.log(`CPU per classification (in process, mean): ${perRow.toFixed(3)} ms`);
+  }
 }
 
 main().catch((err: unknown) => {

@@ -99,7 +99,7 @@ const isRelevant = (q: LabelledQuery, row: FeatureRow) => q.relevant.has(row.can
 /** Ranking scores and competitor gaps of a query's rows under a ranker. */
 function scoreAndGaps(rows: FeatureRow[], ranker: RerankStage['ranker']) {
   const scored = rows.map((r) => ({
-    question: r.candidate.entry.question,
+    question: r.questionKey,
     score: rankingScore(ranker, r.features),
   }));
   const gaps = competitorGaps(scored);

@@ -2,44 +2,14 @@
 // HTTP, with every service as its own process on real MariaDB, Redis and NATS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
-import { startNats, type NatsHandle } from '../support/backends.js';
 import { secondsToNextUtcMonth } from '../support/pipeline.js';
+import { SAMPLE_KB } from '../support/kb.js';
 import { Stack, api } from '../support/stack.js';
 
-let dir: string;
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let key: string;
 
-const KB = [
-  {
-    id: 'pw-reset',
-    question: 'How do I reset my password?',
-    answer:
-      'Open Settings > Security and choose "Reset password". We email you a link that is valid for one hour.',
-  },
-  {
-    id: 'export-csv',
-    question: 'How do I export tickets to CSV?',
-    answer: 'In the Tickets view choose Export > CSV. Large exports are emailed to you when ready.',
-  },
-  {
-    id: 'invoice',
-    question: 'Where can I download invoices?',
-    answer: 'Billing > Invoices lists every invoice as a PDF.',
-  },
-  {
-    id: 'api-keys',
-    question: 'Where do I create API keys?',
-    answer:
-      'Go to Settings > API keys, pick the scopes the key needs and copy it; it is shown only once.',
-  },
-];
+const KB = SAMPLE_KB;
 const COVERED = 'How do I export tickets to CSV?';
 const UNCOVERED = [
   'What is the boiling point of mercury on Jupiter?',
@@ -50,26 +20,14 @@ const UNCOVERED = [
 ];
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'e2e-answers-'));
-  db = await createTestDatabase('e2e_answers');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: nats.url,
+  stack = await Stack.onTestBackends('e2e-answers', {
     env: { DIGEST_METRICS_PORT: '0' },
-  }).start();
+  });
   key = await stack.orgWithKey('ans-main');
   await stack.admin('POST', '/admin/v1/orgs/ans-main/kb/entries', KB);
 });
 
-after(async () => {
-  await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
-});
+after(() => stack?.stop());
 
 const ask = (k: string, body: unknown) =>
   api(stack.baseUrl(), 'POST', '/api/v1/agent/answers', { key: k, body });

@@ -2,21 +2,16 @@
 // driven over HTTP. Authentication, scopes, the error contract and validation.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
 import { Stack, api } from '../support/stack.js';
 
 let stack: Stack;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let key: string;
 let readOnlyKey: string;
 const ORG = 'acme';
 
 async function ticketCount(): Promise<number> {
-  const conn = await mysql.createConnection({ uri: db.url });
+  const conn = await mysql.createConnection({ uri: stack.mysqlUrl });
   try {
     const [rows] = await conn.query('SELECT COUNT(*) AS n FROM tickets');
     return Number((rows as Array<{ n: number }>)[0]!.n);
@@ -26,22 +21,15 @@ async function ticketCount(): Promise<number> {
 }
 
 before(async () => {
-  db = await createTestDatabase('e2e_auth');
-  stack = await new Stack({
-    dir: mkdtempSync(join(tmpdir(), 'e2e-auth-')),
+  stack = await Stack.onTestBackends('e2e-auth', {
+    nats: 'shared',
     services: ['tickets', 'knowledge'],
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: requireEnv('TEST_NATS_URL'),
-  }).start();
+  });
   key = await stack.orgWithKey(ORG);
   readOnlyKey = await stack.keyFor(ORG, ['tickets:read']);
 });
 
-after(async () => {
-  await stack?.stop();
-  await db?.drop();
-});
+after(() => stack?.stop());
 
 const RESOURCE_METADATA = () =>
   `resource_metadata="${stack.baseUrl()}/.well-known/oauth-protected-resource"`;

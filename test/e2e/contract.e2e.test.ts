@@ -5,53 +5,24 @@
 // documented (operation, status, error code) must have been seen.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from '../../services/gateway/openapi/openapi.js';
-import { startNats, type NatsHandle } from '../support/backends.js';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
+import { SHORT_KB } from '../support/kb.js';
 import { OPENAPI_FILE, OpenApiContract } from '../support/openapi-contract.js';
+import { redisDatabase } from '../support/security.js';
 import { ALL_SCOPES, Stack, api } from '../support/stack.js';
-
-/**
- * The test Redis, in a logical database of its own: this suite sends bad keys on purpose, and the
- * per-IP failed-authentication counter must not spill over into other suites for a minute.
- */
-function redisDatabase(db: number): string {
-  const url = new URL(requireEnv('TEST_REDIS_URL'));
-  url.pathname = `/${db}`;
-  return url.toString();
-}
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 const DIGEST_BUILT = existsSync(join(ROOT, 'services/digest/dist/main.js'));
 const PREFIXES = ['/api/v1/agent', '/api/agent'] as const;
 
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let contract: OpenApiContract;
 let key: string; // every scope, organization ct-main
 
-const KB = [
-  {
-    id: 'pw-reset',
-    question: 'How do I reset my password?',
-    answer: 'Open Settings > Security and choose "Reset password". The link is valid for one hour.',
-  },
-  {
-    id: 'export-csv',
-    question: 'How do I export tickets to CSV?',
-    answer: 'In the Tickets view choose Export > CSV. Large exports are emailed to you.',
-  },
-  {
-    id: 'api-keys',
-    question: 'Where do I create API keys?',
-    answer: 'Go to Settings > API keys, pick the scopes and copy the key; it is shown only once.',
-  },
-];
+const KB = SHORT_KB;
 /** A question the KB answers word for word: a high-confidence answer. */
 const COVERED = 'How do I export tickets to CSV?';
 
@@ -109,31 +80,21 @@ function mondayOfThisWeek(): string {
 
 before(async () => {
   contract = OpenApiContract.fromFile();
-  const dir = mkdtempSync(join(tmpdir(), 'e2e-contract-'));
-  db = await createTestDatabase('e2e_contract');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
+  stack = await Stack.onTestBackends('e2e-contract', {
     services: ['tickets', 'knowledge', 'answers', ...(DIGEST_BUILT ? ['digest'] : [])],
-    mysqlUrl: db.url,
     redisUrl: redisDatabase(3),
-    natsUrl: nats.url,
     env: {
       // This suite sends many bad keys on purpose from one IP.
       AUTH_FAILURES_PER_MIN_PER_IP: '1000',
       DIGEST_METRICS_PORT: '0',
       DIGEST_SCHEDULER_ENABLED: 'false',
     },
-  }).start();
+  });
   key = await stack.orgWithKey('ct-main');
   await stack.admin('POST', '/admin/v1/orgs/ct-main/kb/entries', KB);
 });
 
-after(async () => {
-  await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-});
+after(() => stack?.stop());
 
 test('when the document is fetched without a key, then both prefixes serve the repository file with servers = / and PUBLIC_BASE_URL', async () => {
   const file = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8'));

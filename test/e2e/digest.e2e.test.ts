@@ -4,11 +4,7 @@
 // test's own so it can be stopped.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
-import { freePort, startNats, type NatsHandle } from '../support/backends.js';
+import { freePort } from '../support/backends.js';
 import { readStream } from '../support/events.js';
 import {
   addDays,
@@ -21,30 +17,16 @@ import {
   waitForConsumer,
   weekStartOf,
 } from '../support/pipeline.js';
+import { SAMPLE_KB } from '../support/kb.js';
 import { Stack, api, waitFor } from '../support/stack.js';
 
 const CONSUMER = 'digest-aggregator';
 
-let dir: string;
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let metricsPort: number;
 let keyA: string;
 
-const KB = [
-  {
-    id: 'pw-reset',
-    question: 'How do I reset my password?',
-    answer:
-      'Open Settings > Security and choose "Reset password". We email you a link that is valid for one hour.',
-  },
-  {
-    id: 'export-csv',
-    question: 'How do I export tickets to CSV?',
-    answer: 'In the Tickets view choose Export > CSV. Large exports are emailed to you when ready.',
-  },
-];
+const KB = SAMPLE_KB.slice(0, 2);
 
 // StackFAQ-style: one intent, asked several ways.
 const PASSWORD = [
@@ -71,15 +53,8 @@ const EMPTY_BODY =
   '{"message":"No FAQ digest has been generated yet.","week_start":null,"week_end":null,"ticket_count":0,"content":null}';
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'e2e-digest-'));
-  db = await createTestDatabase('e2e_digest');
-  nats = await startNats(join(dir, 'nats'));
   metricsPort = await freePort();
-  stack = await new Stack({
-    dir,
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: nats.url,
+  stack = await Stack.onTestBackends('e2e-digest', {
     // The weekly schedule is exercised by its own test, with two replicas.
     // An event in hand when the digest is killed comes back after the ack wait: keep it short.
     env: {
@@ -88,17 +63,12 @@ before(async () => {
       DIGEST_ACK_WAIT_MS: '2000',
       TRIAGE_ACK_WAIT_MS: '2000',
     },
-  }).start();
+  });
   keyA = await stack.orgWithKey('dg-a');
   await stack.admin('POST', '/admin/v1/orgs/dg-a/kb/entries', KB);
 });
 
-after(async () => {
-  await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
-});
+after(() => stack?.stop());
 
 const thisWeek = () => isoDate(weekStartOf(new Date()));
 
@@ -129,7 +99,7 @@ const build = (org: string, weekStart = thisWeek()) =>
 /** The tickets of an org and week the digest has counted (its own table). */
 async function countedTickets(org: string, weekStart = thisWeek()): Promise<number> {
   const rows = await queryRows<{ ticket_count: number }>(
-    db.url,
+    stack.mysqlUrl,
     'SELECT ticket_count FROM digest_weeks WHERE org_id = ? AND week_start = ?',
     [org, weekStart],
   );
@@ -144,7 +114,7 @@ async function waitForDigestToCatchUp(org: string, expected: number): Promise<vo
     () => `digest counted fewer than ${expected} tickets of ${org}`,
     100,
   );
-  await waitForConsumer(nats.url, CONSUMER);
+  await waitForConsumer(stack.nats.url, CONSUMER);
 }
 
 const faq = (key: string, prefix = '/api/v1/agent') =>
@@ -241,7 +211,7 @@ test("when a second week is built after the first, then the digest leads with wh
   const earlier = [PASSWORD[1]!, PASSWORD[3]!, UNRELATED[0]!].map((q, i) =>
     createdEnvelope(org, 4_000_000 + i, q, new Date(lastMonday.getTime() + 86_400_000 * (i + 1))),
   );
-  await publishEvents(nats.url, earlier);
+  await publishEvents(stack.nats.url, earlier);
   await waitFor(
     async () => (await countedTickets(org, lastWeek)) === earlier.length,
     30_000,
@@ -301,7 +271,7 @@ test("when a second week is built after the first, then the digest leads with wh
 test('when NATS is down while tickets are created, then after it returns the digest counts every ticket exactly once, and duplicates change nothing', async () => {
   const org = 'dg-outage';
   const key = await stack.orgWithKey(org);
-  await nats.stop();
+  await stack.nats.stop();
   const texts = Array.from(
     { length: 12 },
     (_, i) => `Outage question number ${i}: where is my order?`,
@@ -324,20 +294,20 @@ test('when NATS is down while tickets are created, then after it returns the dig
   });
   assert.equal(retry.json.duplicate, true);
   assert.equal(await countedTickets(org), 0);
-  await nats.restart();
+  await stack.nats.restart();
   await waitForDigestToCatchUp(org, 12);
   assert.equal((await build(org)).ticket_count, 12);
 
   // The events once more: with the same Nats-Msg-Id JetStream drops them; under another
   // message id (a republish after the duplicate window) the consumer sees and skips them.
-  const created = (await readStream(nats.url))
+  const created = (await readStream(stack.nats.url))
     .filter((m) => m.event.org_id === org && m.event.type === 'tickets.created')
     .map((m) => m.event);
   assert.deepEqual(created.map((e) => e.ticket_id).sort(), [...ids].sort());
   const duplicatesBefore = await scrapeMetric(metricsPort, 'digest_events_duplicate_total');
-  assert.equal((await publishEvents(nats.url, created)).duplicates, created.length);
-  await publishEvents(nats.url, created, (e) => `${e.id}#replay`);
-  await waitForConsumer(nats.url, CONSUMER);
+  assert.equal((await publishEvents(stack.nats.url, created)).duplicates, created.length);
+  await publishEvents(stack.nats.url, created, (e) => `${e.id}#replay`);
+  await waitForConsumer(stack.nats.url, CONSUMER);
   assert.equal(
     (await scrapeMetric(metricsPort, 'digest_events_duplicate_total')) - duplicatesBefore,
     created.length,
@@ -356,12 +326,12 @@ test('when the digest process is killed mid-stream and restarted, then every tic
   const events = Array.from({ length: total }, (_, i) =>
     createdEnvelope(org, 1_000_000 + i, `Bulk question ${i % 7}: how do I rotate API keys?`, now),
   );
-  await publishEvents(nats.url, events.slice(0, total / 2));
-  const publishing = publishEvents(nats.url, events.slice(total / 2));
+  await publishEvents(stack.nats.url, events.slice(0, total / 2));
+  const publishing = publishEvents(stack.nats.url, events.slice(total / 2));
   // Kill as soon as a good part of the stream is unsettled (pending or in the digest's hands).
   let backlogAtKill = 0;
   for (const until = Date.now() + 10_000; Date.now() < until;) {
-    backlogAtKill = (await consumerBacklog(nats.url, CONSUMER)) ?? 0;
+    backlogAtKill = (await consumerBacklog(stack.nats.url, CONSUMER)) ?? 0;
     if (backlogAtKill >= 50) break;
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -373,7 +343,7 @@ test('when the digest process is killed mid-stream and restarted, then every tic
   await waitForDigestToCatchUp(org, total);
   // A graceful restart in the middle of nothing changes nothing either.
   await stack.restartService('digest');
-  await waitForConsumer(nats.url, CONSUMER);
+  await waitForConsumer(stack.nats.url, CONSUMER);
   assert.equal(await countedTickets(org), total);
   assert.equal((await build(org)).ticket_count, total);
   assert.ok(backlogAtKill > 0, 'the kill came while events were still unsettled');
@@ -383,11 +353,11 @@ test('when a malformed event is on the stream, then the digest drops it once and
   const bad = createdEnvelope('dg-a', 3_000_000, 'never counted', new Date());
   delete (bad.data as Record<string, unknown>).content;
   const droppedBefore = await scrapeMetric(metricsPort, 'digest_events_dropped_total');
-  await publishEvents(nats.url, [bad]);
-  await waitForConsumer(nats.url, CONSUMER, 10_000);
+  await publishEvents(stack.nats.url, [bad]);
+  await waitForConsumer(stack.nats.url, CONSUMER, 10_000);
   // Past the ack wait (2 s here): a dropped event must not come back.
   await new Promise((r) => setTimeout(r, 3_000));
-  assert.equal(await consumerBacklog(nats.url, CONSUMER), 0);
+  assert.equal(await consumerBacklog(stack.nats.url, CONSUMER), 0);
   assert.equal(
     (await scrapeMetric(metricsPort, 'digest_events_dropped_total')) - droppedBefore,
     1,
@@ -405,8 +375,8 @@ test('when two digest replicas run the weekly schedule, then the due week is bui
   const events = [...PASSWORD, ...CSV].map((q, i) =>
     createdEnvelope(org, 2_000_000 + i, q, new Date(lastMonday.getTime() + 2 * 86_400_000 + i)),
   );
-  await publishEvents(nats.url, events);
-  await waitForConsumer(nats.url, CONSUMER);
+  await publishEvents(stack.nats.url, events);
+  await waitForConsumer(stack.nats.url, CONSUMER);
   assert.equal(await countedTickets(org, lastWeek), events.length);
 
   // The week that just ended is due at once (offset 0); both replicas check every 100 ms.
@@ -429,9 +399,11 @@ test('when two digest replicas run the weekly schedule, then the due week is bui
   let runs: Run[] = [];
   await waitFor(
     async () => {
-      runs = await queryRows<Run>(db.url, 'SELECT * FROM digest_runs WHERE week_start = ?', [
-        lastWeek,
-      ]);
+      runs = await queryRows<Run>(
+        stack.mysqlUrl,
+        'SELECT * FROM digest_runs WHERE week_start = ?',
+        [lastWeek],
+      );
       return runs[0]?.finished_at != null;
     },
     30_000,
@@ -439,11 +411,11 @@ test('when two digest replicas run the weekly schedule, then the due week is bui
   );
   // More ticks on both replicas must not build the week again.
   await new Promise((r) => setTimeout(r, 1_500));
-  runs = await queryRows<Run>(db.url, 'SELECT * FROM digest_runs');
+  runs = await queryRows<Run>(stack.mysqlUrl, 'SELECT * FROM digest_runs');
   assert.equal(runs.length, 1, JSON.stringify(runs));
   assert.equal(runs[0]!.attempts, 1);
   const orgsLastWeek = await queryRows<{ org_id: string }>(
-    db.url,
+    stack.mysqlUrl,
     'SELECT org_id FROM digest_weeks WHERE week_start = ? AND ticket_count > 0',
     [lastWeek],
   );
@@ -461,7 +433,7 @@ test('when two digest replicas run the weekly schedule, then the due week is bui
   assert.equal(finishedLogs.length, 1);
 
   const digests = await queryRows<{ week_start: string; ticket_count: number }>(
-    db.url,
+    stack.mysqlUrl,
     'SELECT week_start, ticket_count FROM digests WHERE org_id = ?',
     [org],
   );

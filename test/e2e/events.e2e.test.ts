@@ -2,43 +2,24 @@
 // JetStream, also when NATS is down while tickets are created (the outbox drains).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
-import { startNats, type NatsHandle } from '../support/backends.js';
 import { readStream } from '../support/events.js';
 import { Stack, api, waitFor } from '../support/stack.js';
 
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let key: string;
 
 before(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'e2e-events-'));
-  db = await createTestDatabase('e2e_events');
-  // A NATS server of this test's own, so stopping it affects nobody else.
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
+  stack = await Stack.onTestBackends('e2e-events', {
     services: ['tickets'],
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: nats.url,
-  }).start();
+  });
   key = await stack.orgWithKey('events');
 });
 
-after(async () => {
-  await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-});
+after(() => stack?.stop());
 
 async function createdEventsByTicket(): Promise<Map<number, number>> {
   const counts = new Map<number, number>();
-  for (const m of await readStream(nats.url)) {
+  for (const m of await readStream(stack.nats.url)) {
     if (m.subject !== 'tickets.created') continue;
     assert.equal(m.msgId, m.event.id, 'Nats-Msg-Id is the event id');
     counts.set(m.event.ticket_id, (counts.get(m.event.ticket_id) ?? 0) + 1);
@@ -63,7 +44,7 @@ test('when tickets are created, then each has exactly one tickets.created event 
   }, 10_000);
   const counts = await createdEventsByTicket();
   for (const id of ids) assert.equal(counts.get(id), 1, `ticket ${id}`);
-  const sample = (await readStream(nats.url)).find((m) => m.event.ticket_id === ids[0])!;
+  const sample = (await readStream(stack.nats.url)).find((m) => m.event.ticket_id === ids[0])!;
   assert.equal(sample.event.type, 'tickets.created');
   assert.equal(sample.event.org_id, 'events');
   assert.match(sample.event.id, /^[0-9a-f-]{36}$/);
@@ -72,7 +53,7 @@ test('when tickets are created, then each has exactly one tickets.created event 
 });
 
 test('when NATS is down during creation and comes back, then the outbox delivers every event exactly once', async () => {
-  await nats.stop();
+  await stack.nats.stop();
   const ids: number[] = [];
   for (let i = 0; i < 20; i++) {
     const res = await api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', {
@@ -92,7 +73,7 @@ test('when NATS is down during creation and comes back, then the outbox delivers
     });
     assert.equal(res.json.duplicate, true);
   }
-  await nats.restart();
+  await stack.nats.restart();
   await waitFor(
     async () => {
       const counts = await createdEventsByTicket();
@@ -112,7 +93,7 @@ test('when NATS is down during creation and comes back, then the outbox delivers
 });
 
 test('when the tickets service is killed and restarted, then pending events are still delivered once', async () => {
-  await nats.stop();
+  await stack.nats.stop();
   const ids: number[] = [];
   for (let i = 0; i < 5; i++)
     ids.push(
@@ -124,7 +105,7 @@ test('when the tickets service is killed and restarted, then pending events are 
       ).json.ticket_id,
     );
   await stack.tickets.stop('SIGKILL');
-  await nats.restart();
+  await stack.nats.restart();
   stack.tickets.start();
   await stack.waitForTickets();
   await waitFor(async () => {

@@ -2,14 +2,9 @@
 // admin API into the knowledge service (embedded index).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
 import { Stack, api } from '../support/stack.js';
 
 let stack: Stack;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let keyA: string;
 let keyB: string;
 let emptyKey: string;
@@ -70,14 +65,10 @@ const ENTRIES_B = [
 ];
 
 before(async () => {
-  db = await createTestDatabase('e2e_kb');
-  stack = await new Stack({
-    dir: mkdtempSync(join(tmpdir(), 'e2e-kb-')),
+  stack = await Stack.onTestBackends('e2e-kb', {
+    nats: 'shared',
     services: ['tickets', 'knowledge'],
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: requireEnv('TEST_NATS_URL'),
-  }).start();
+  });
   keyA = await stack.orgWithKey('kb-a');
   keyB = await stack.orgWithKey('kb-b');
   emptyKey = await stack.orgWithKey('kb-empty');
@@ -90,10 +81,7 @@ before(async () => {
   await stack.admin('POST', '/admin/v1/orgs/kb-b/kb/entries', ENTRIES_B);
 });
 
-after(async () => {
-  await stack?.stop();
-  await db?.drop();
-});
+after(() => stack?.stop());
 
 const search = (key: string, query: string, extra = '') =>
   api(

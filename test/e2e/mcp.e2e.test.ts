@@ -4,54 +4,23 @@
 // and the deflection ledger are the REST ones.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startNats, type NatsHandle } from '../support/backends.js';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
+import { SHORT_KB } from '../support/kb.js';
+import { callTool, INITIALIZE, MCP_TOOLS, toolCall } from '../support/mcp.js';
+import { redisDatabase } from '../support/security.js';
 import { ALL_SCOPES, Stack, api, waitFor } from '../support/stack.js';
-
-/**
- * The test Redis, in a logical database of its own: this suite sends bad keys on purpose, and the
- * per-IP failed-authentication counter must not spill over into other suites for a minute.
- */
-function redisDatabase(db: number): string {
-  const url = new URL(requireEnv('TEST_REDIS_URL'));
-  url.pathname = `/${db}`;
-  return url.toString();
-}
 
 const DIGEST_BUILT = existsSync(
   fileURLToPath(new URL('../../services/digest/dist/main.js', import.meta.url)),
 );
 const ALLOWED_ORIGIN = 'https://agent.example.test';
-const TOOLS = [
-  'search_knowledge_base',
-  'get_faq_digest',
-  'list_tickets',
-  'create_ticket',
-  'generate_answer',
-];
-const KB = [
-  {
-    id: 'pw-reset',
-    question: 'How do I reset my password?',
-    answer: 'Open Settings > Security and choose "Reset password". The link is valid for one hour.',
-  },
-  {
-    id: 'export-csv',
-    question: 'How do I export tickets to CSV?',
-    answer: 'In the Tickets view choose Export > CSV. Large exports are emailed to you.',
-  },
-];
+const KB = SHORT_KB.slice(0, 2);
 const COVERED = 'How do I export tickets to CSV?';
 
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let key: string; // every scope, organization mcp-main
 let client: Client;
 const clients: Client[] = [];
@@ -79,31 +48,6 @@ function rpc(body: unknown, options: { key?: string; headers?: Record<string, st
   });
 }
 
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '0' },
-  },
-};
-const toolCall = (name: string, args: Record<string, unknown>, id = 7) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name, arguments: args },
-});
-
-async function callTool(c: Client, name: string, args: Record<string, unknown>) {
-  return (await c.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    structuredContent?: Record<string, unknown>;
-    content: Array<{ type: string; text?: string }>;
-  };
-}
-
 /** A successful tool result: structured content, and the same JSON as text. */
 async function toolResult(c: Client, name: string, args: Record<string, unknown>) {
   const result = await callTool(c, name, args);
@@ -128,21 +72,15 @@ const rest = (k: string, method: string, path: string, body?: unknown) =>
   api(stack.baseUrl(), method, `/api/v1/agent${path}`, { key: k, body });
 
 before(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'e2e-mcp-'));
-  db = await createTestDatabase('e2e_mcp');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
+  stack = await Stack.onTestBackends('e2e-mcp', {
     services: ['tickets', 'knowledge', 'answers', ...(DIGEST_BUILT ? ['digest'] : [])],
-    mysqlUrl: db.url,
     redisUrl: redisDatabase(4),
-    natsUrl: nats.url,
     env: {
       MCP_ALLOWED_ORIGINS: ALLOWED_ORIGIN,
       DIGEST_METRICS_PORT: '0',
       DIGEST_SCHEDULER_ENABLED: 'false',
     },
-  }).start();
+  });
   key = await stack.orgWithKey('mcp-main');
   await stack.admin('POST', '/admin/v1/orgs/mcp-main/kb/entries', KB);
   client = await connect(key);
@@ -151,15 +89,13 @@ before(async () => {
 after(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
   await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
 });
 
 test('when the tools are listed, then the five operations appear with JSON-schema inputs and outputs', async () => {
   const { tools } = await client.listTools();
   assert.deepEqual(
     tools.map((t) => t.name),
-    TOOLS,
+    [...MCP_TOOLS],
   );
   const byName = new Map(tools.map((t) => [t.name, t]));
   const search = byName.get('search_knowledge_base')!;

@@ -5,81 +5,36 @@
 // carries its request id and, once authenticated, the organization.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
-import { startNats, type NatsHandle } from '../support/backends.js';
+import { SAMPLE_KB } from '../support/kb.js';
+import { scrapeMetrics } from '../support/pipeline.js';
 import { Stack, api, waitFor } from '../support/stack.js';
 
 const ORG = 'obs-main';
 const LIMITED_ORG = 'obs-limited';
 const REQUEST_ID = 'obs-req-0001';
 
-let dir: string;
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 /** Every API key this test created (the secrets that must never reach a log). */
 const secrets: string[] = [];
 let key: string;
 
-const KB = [
-  {
-    id: 'pw-reset',
-    question: 'How do I reset my password?',
-    answer:
-      'Open Settings > Security and choose "Reset password". We email you a link that is valid for one hour.',
-  },
-  {
-    id: 'export-csv',
-    question: 'How do I export tickets to CSV?',
-    answer: 'In the Tickets view choose Export > CSV. Large exports are emailed to you when ready.',
-  },
-  {
-    id: 'invoice',
-    question: 'Where can I download invoices?',
-    answer: 'Billing > Invoices lists every invoice as a PDF.',
-  },
-];
+const KB = SAMPLE_KB.slice(0, 3);
 
 const SERVICES = ['tickets', 'knowledge', 'answers', 'digest', 'gateway-0'];
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'e2e-observability-'));
-  db = await createTestDatabase('e2e_obs');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: nats.url,
+  stack = await Stack.onTestBackends('e2e-obs', {
     env: { DIGEST_LAG_POLL_MS: '500' },
-  }).start();
+  });
   secrets.push(stack.adminToken);
   key = await stack.orgWithKey(ORG);
   secrets.push(key);
 });
 
-after(async () => {
-  await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
-});
+after(() => stack?.stop());
 
 /** Prometheus text → samples keyed by `name{labels}` exactly as exposed. */
-async function scrape(name: string): Promise<Map<string, number>> {
-  const res = await fetch(stack.metricsUrl(name));
-  assert.equal(res.status, 200, `${name} /metrics`);
-  const out = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
+const scrape = (name: string) => scrapeMetrics(stack.metricsUrl(name));
 
 /** Sum of the samples of `metric` whose labels include all of `labels`. */
 function total(samples: Map<string, number>, metric: string, labels: Record<string, string> = {}) {

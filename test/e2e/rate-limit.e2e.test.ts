@@ -1,31 +1,19 @@
 // End-to-end: exact per-key rate limits across two gateway processes sharing Redis.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
 import { Stack, api } from '../support/stack.js';
 
 let stack: Stack;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 
 before(async () => {
-  db = await createTestDatabase('e2e_rl');
-  stack = await new Stack({
-    dir: mkdtempSync(join(tmpdir(), 'e2e-rl-')),
+  stack = await Stack.onTestBackends('e2e-rl', {
+    nats: 'shared',
     services: ['tickets'],
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: requireEnv('TEST_NATS_URL'),
     gateways: 2,
-  }).start();
+  });
 });
 
-after(async () => {
-  await stack?.stop();
-  await db?.drop();
-});
+after(() => stack?.stop());
 
 test('when N+k requests race across two gateways with a per-key limit of N, then exactly N pass and k get 429 with Retry-After', async () => {
   const N = 40;

@@ -1,19 +1,15 @@
 // End-to-end: create and list tickets through the gateway on real MariaDB, Redis and NATS.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { Redis } from 'ioredis';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
+import { requireEnv } from '../support/mysql.js';
 import { Stack, api } from '../support/stack.js';
 
 let stack: Stack;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 
 async function countTickets(where = '1=1', params: unknown[] = []): Promise<number> {
-  const conn = await mysql.createConnection({ uri: db.url });
+  const conn = await mysql.createConnection({ uri: stack.mysqlUrl });
   try {
     const [rows] = await conn.query(`SELECT COUNT(*) AS n FROM tickets WHERE ${where}`, params);
     return Number((rows as Array<{ n: number }>)[0]!.n);
@@ -23,20 +19,13 @@ async function countTickets(where = '1=1', params: unknown[] = []): Promise<numb
 }
 
 before(async () => {
-  db = await createTestDatabase('e2e_tickets');
-  stack = await new Stack({
-    dir: mkdtempSync(join(tmpdir(), 'e2e-tickets-')),
+  stack = await Stack.onTestBackends('e2e-tickets', {
+    nats: 'shared',
     services: ['tickets'],
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: requireEnv('TEST_NATS_URL'),
-  }).start();
+  });
 });
 
-after(async () => {
-  await stack?.stop();
-  await db?.drop();
-});
+after(() => stack?.stop());
 
 const create = (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   api(stack.baseUrl(), 'POST', '/api/v1/agent/tickets', { key, body, headers });

@@ -5,13 +5,8 @@
 // consumer, its gRPC calls) and knowledge, and the gateway's log line names that trace.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
-import { startNats, type NatsHandle } from '../support/backends.js';
 import { Stack, api, waitFor } from '../support/stack.js';
 
 interface CollectedSpan {
@@ -23,10 +18,7 @@ interface CollectedSpan {
   parentSpanId: string;
 }
 
-let dir: string;
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let collector: Server;
 const spans: CollectedSpan[] = [];
 
@@ -60,30 +52,20 @@ function startCollector(): Promise<Server> {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'e2e-tracing-'));
   collector = await startCollector();
-  db = await createTestDatabase('e2e_trace');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: nats.url,
+  stack = await Stack.onTestBackends('e2e-trace', {
     env: {
       NODE_OPTIONS: '--import @support-agent/shared/tracing',
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
       OTEL_BSP_SCHEDULE_DELAY: '100',
       DIGEST_METRICS_PORT: '0',
     },
-  }).start();
+  });
 });
 
 after(async () => {
   await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
   collector?.close();
-  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
 });
 
 test('when a ticket is created through the gateway, then one trace spans gateway, tickets, NATS, answers and knowledge', async () => {

@@ -3,38 +3,14 @@
 // tickets.ApplyTriage, and is visible through GET /tickets; every process is its own.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, requireEnv } from '../support/mysql.js';
-import { startNats, type NatsHandle } from '../support/backends.js';
 import { readStream, type EventEnvelope } from '../support/events.js';
 import { createdEnvelope, publishEvents, waitForConsumer } from '../support/pipeline.js';
+import { SAMPLE_KB } from '../support/kb.js';
 import { Stack, api, waitFor } from '../support/stack.js';
 
-let dir: string;
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 
-const KB = [
-  {
-    id: 'pw-reset',
-    question: 'How do I reset my password?',
-    answer:
-      'Open Settings > Security and choose "Reset password". We email you a link that is valid for one hour.',
-  },
-  {
-    id: 'export-csv',
-    question: 'How do I export tickets to CSV?',
-    answer: 'In the Tickets view choose Export > CSV. Large exports are emailed to you when ready.',
-  },
-  {
-    id: 'invoice',
-    question: 'Where can I download invoices?',
-    answer: 'Billing > Invoices lists every invoice as a PDF.',
-  },
-];
+const KB = SAMPLE_KB.slice(0, 3);
 const COVERED = ['How do I reset my password?', 'How do I export tickets to CSV?'];
 const UNCOVERED = [
   'The mobile app crashes with a white screen when I rotate my phone on Android 14.',
@@ -52,25 +28,13 @@ interface TicketJson {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'e2e-triage-'));
-  db = await createTestDatabase('e2e_triage');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
-    mysqlUrl: db.url,
-    redisUrl: requireEnv('TEST_REDIS_URL'),
-    natsUrl: nats.url,
+  stack = await Stack.onTestBackends('e2e-triage', {
     // A triage cut short by a crash is redelivered after the ack wait: keep it short.
     env: { DIGEST_METRICS_PORT: '0', TRIAGE_ACK_WAIT_MS: '2000' },
-  }).start();
+  });
 });
 
-after(async () => {
-  await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
-});
+after(() => stack?.stop());
 
 async function orgWithKb(org: string, settings?: Record<string, number>): Promise<string> {
   const key = await stack.orgWithKey(org, undefined, settings);
@@ -121,7 +85,7 @@ async function waitForTriage(
 }
 
 async function eventsOf(org: string, type: string): Promise<EventEnvelope[]> {
-  return (await readStream(nats.url))
+  return (await readStream(stack.nats.url))
     .filter((m) => m.event.org_id === org && m.event.type === type)
     .map((m) => m.event);
 }
@@ -231,7 +195,7 @@ test('when the answers service is killed mid-triage and restarted, then every ti
     () => 'a triaged ticket has no tickets.triaged event',
   );
   // Everything settled: no redelivery can add a second triage after this.
-  await waitForConsumer(nats.url, 'answers-triage');
+  await waitForConsumer(stack.nats.url, 'answers-triage');
   triaged = await eventsOf(org, 'tickets.triaged');
   const perTicket = new Map<number, number>();
   for (const e of triaged) perTicket.set(e.ticket_id, (perTicket.get(e.ticket_id) ?? 0) + 1);
@@ -251,7 +215,7 @@ test('when an event names a ticket the tickets service does not have, then triag
   const org = 'tri-ghost';
   await orgWithKb(org);
   const ghost = createdEnvelope(org, 987_654, UNCOVERED[0]!, new Date());
-  await publishEvents(nats.url, [ghost]);
+  await publishEvents(stack.nats.url, [ghost]);
   const drops = () =>
     stack
       .service('answers')
@@ -266,6 +230,6 @@ test('when an event names a ticket the tickets service does not have, then triag
   // Past the ack wait (2 s here): a dropped event must not come back.
   await new Promise((r) => setTimeout(r, 3_000));
   assert.equal(drops(), 1, 'dropped once, never redelivered');
-  await waitForConsumer(nats.url, 'answers-triage', 1_000);
+  await waitForConsumer(stack.nats.url, 'answers-triage', 1_000);
   assert.equal((await eventsOf(org, 'tickets.triaged')).length, 0);
 });

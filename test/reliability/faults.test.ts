@@ -28,6 +28,7 @@ import {
 import { httpRequest } from '../support/http-raw.js';
 import { queryRows, waitForConsumer } from '../support/pipeline.js';
 import { leakedSecrets } from '../support/secrets.js';
+import { SHORT_KB } from '../support/kb.js';
 import { ALL_SCOPES, Stack, waitFor } from '../support/stack.js';
 import { OPS, SteadyLoad, type Op } from '../support/steady-load.js';
 
@@ -40,16 +41,7 @@ const LONG_OUTAGE_MS = 30_000;
 const RESUME_WITHIN_MS = 10_000;
 
 const KB = [
-  {
-    id: 'pw-reset',
-    question: 'How do I reset my password?',
-    answer: 'Open Settings > Security and choose "Reset password". The link is valid for one hour.',
-  },
-  {
-    id: 'export-csv',
-    question: 'How do I export tickets to CSV?',
-    answer: 'In the Tickets view choose Export > CSV. Large exports are emailed to you.',
-  },
+  ...SHORT_KB.slice(0, 2),
   {
     id: 'invoices',
     question: 'Where can I download my invoices?',

@@ -15,12 +15,7 @@
 // empty subset cannot be issued (the admin API refuses a key without scopes).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startNats, type NatsHandle } from '../support/backends.js';
 import { INITIALIZE, MCP_HEADERS, TOOL_SCOPES, toolCall, type McpTool } from '../support/mcp.js';
-import { createTestDatabase } from '../support/mysql.js';
 import { isoDate, queryRows, weekStartOf } from '../support/pipeline.js';
 import { leakedSecrets } from '../support/secrets.js';
 import {
@@ -67,10 +62,7 @@ interface Operation {
   ): Promise<{ status: number; headers: Headers; text: string; json: any }>;
 }
 
-let dir: string;
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 const secrets: string[] = [];
 
 const prefix = (n: number) => (n % 2 === 0 ? '/api/v1/agent' : '/api/agent');
@@ -144,7 +136,7 @@ const SHOWS_OWN_DATA = new Set([
 
 async function ticketCount(org: string): Promise<number> {
   const [row] = await queryRows<{ n: number }>(
-    db.url,
+    stack.mysqlUrl,
     'SELECT COUNT(*) AS n FROM tickets WHERE org_id = ?',
     [org],
   );
@@ -152,20 +144,14 @@ async function ticketCount(org: string): Promise<number> {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'authz-'));
-  db = await createTestDatabase('sec_authz');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
-    mysqlUrl: db.url,
+  stack = await Stack.onTestBackends('sec-authz', {
     redisUrl: redisDatabase(5),
-    natsUrl: nats.url,
     env: {
       AUTH_FAILURES_PER_MIN_PER_IP: '1000000',
       DIGEST_SCHEDULER_ENABLED: 'false',
       DIGEST_METRICS_PORT: '0',
     },
-  }).start();
+  });
   secrets.push(stack.adminToken);
   for (const org of [ORG_A, ORG_B]) {
     secrets.push(await stack.orgWithKey(org, ALL_SCOPES, HIGH_LIMITS));
@@ -183,7 +169,7 @@ before(async () => {
       async () =>
         (
           await queryRows(
-            db.url,
+            stack.mysqlUrl,
             'SELECT 1 FROM digest_weeks WHERE org_id = ? AND ticket_count > 0',
             [org],
           )
@@ -196,12 +182,7 @@ before(async () => {
   }
 });
 
-after(async () => {
-  await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
-});
+after(() => stack?.stop());
 
 type Variant = 'valid' | 'revoked' | 'malformed' | 'bad checksum' | 'other org';
 

@@ -10,12 +10,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gzipSync, deflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import { startNats, type NatsHandle } from '../support/backends.js';
 import {
   httpRequest,
   rawExchange,
@@ -24,7 +20,6 @@ import {
   type RawStep,
 } from '../support/http-raw.js';
 import { MCP_HEADERS, MCP_TOOLS, toolCall } from '../support/mcp.js';
-import { createTestDatabase } from '../support/mysql.js';
 import { queryRows } from '../support/pipeline.js';
 import { leakedSecrets } from '../support/secrets.js';
 import { ERROR_CODES, redisDatabase } from '../support/security.js';
@@ -38,10 +33,7 @@ const REQUEST_TIMEOUT_MS = 3_000;
 const CLIENT_TIMEOUT_MS = 10_000;
 const BODY_LIMIT = 64 * 1024;
 
-let dir: string;
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let key: string;
 let base: string;
 let port: number;
@@ -49,14 +41,8 @@ let cases = 0;
 const secrets: string[] = [];
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'fuzz-'));
-  db = await createTestDatabase('sec_fuzz');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
-    mysqlUrl: db.url,
+  stack = await Stack.onTestBackends('sec-fuzz', {
     redisUrl: redisDatabase(7),
-    natsUrl: nats.url,
     env: {
       AUTH_FAILURES_PER_MIN_PER_IP: '1000000',
       HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
@@ -66,7 +52,7 @@ before(async () => {
       // Logs of 2000 hostile requests are not what this suite looks at.
       LOG_LEVEL: 'warn',
     },
-  }).start();
+  });
   base = stack.baseUrl();
   port = Number(new URL(base).port);
   const limits = {
@@ -82,12 +68,7 @@ before(async () => {
   ]);
 });
 
-after(async () => {
-  await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
-});
+after(() => stack?.stop());
 
 // ---------------------------------------------------------------------------------------------
 // Checking answers
@@ -202,7 +183,7 @@ function rawHead(method: string, target: string | Buffer, headers: Array<string 
 
 async function ticketCount(org?: string): Promise<number> {
   const [row] = await queryRows<{ n: number }>(
-    db.url,
+    stack.mysqlUrl,
     org
       ? 'SELECT COUNT(*) AS n FROM tickets WHERE org_id = ?'
       : 'SELECT COUNT(*) AS n FROM tickets',
@@ -525,7 +506,7 @@ test('when JSON bodies of every shape are posted, then creations and answers fol
           assert.equal(after, before + (a.json.duplicate ? 0 : 1), `${ctx}: tickets written`);
           // Fields like org_id in the body are ignored: the ticket is the caller's.
           const [row] = await queryRows<{ org_id: string }>(
-            db.url,
+            stack.mysqlUrl,
             'SELECT org_id FROM tickets WHERE id = ?',
             [a.json.ticket_id],
           );

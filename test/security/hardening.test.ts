@@ -14,10 +14,8 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startNats, type NatsHandle } from '../support/backends.js';
 import { rawExchange } from '../support/http-raw.js';
 import { INITIALIZE, MCP_HEADERS, toolCall } from '../support/mcp.js';
-import { createTestDatabase } from '../support/mysql.js';
 import { queryRows } from '../support/pipeline.js';
 import { leakedSecrets, secretPart } from '../support/secrets.js';
 import { badChecksumKey, redisDatabase } from '../support/security.js';
@@ -30,23 +28,16 @@ const AUTH_FAILURES = 5;
 let dir: string;
 let stack: Stack; // MySQL, Redis, NATS
 let embedded: Stack; // embedded store, low failed-auth budget
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let key: string;
 let revokedKey: string;
 const secrets: string[] = [];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hardening-'));
-  db = await createTestDatabase('sec_hard');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir: join(dir, 'real'),
-    mysqlUrl: db.url,
+  stack = await Stack.onTestBackends('sec-hard', {
     redisUrl: redisDatabase(8),
-    natsUrl: nats.url,
     env: { DIGEST_SCHEDULER_ENABLED: 'false', DIGEST_METRICS_PORT: '0' },
-  }).start();
+  });
   embedded = await new Stack({
     dir: join(dir, 'embedded'),
     services: ['tickets', 'knowledge'],
@@ -68,8 +59,6 @@ before(async () => {
 after(async () => {
   await stack?.stop();
   await embedded?.stop();
-  await nats?.stop();
-  await db?.drop();
   if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
 });
 
@@ -225,7 +214,7 @@ describe('key storage', () => {
     for (let i = 0; i < 3; i++) created.push(await stack.keyFor(ORG, ALL_SCOPES));
     secrets.push(...created);
     const rows = await queryRows<{ key_hash: string; prefix: string }>(
-      db.url,
+      stack.mysqlUrl,
       'SELECT key_hash, prefix FROM gateway_api_keys WHERE org_id = ?',
       [ORG],
     );
@@ -236,12 +225,15 @@ describe('key storage', () => {
     for (const r of rows) assert.equal(r.prefix.length, 12);
     // Every column of every table of the database, as text.
     const tables = await queryRows<{ t: string }>(
-      db.url,
+      stack.mysqlUrl,
       'SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE()',
     );
     let dump = '';
     for (const { t } of tables) {
-      const content = await queryRows<Record<string, unknown>>(db.url, `SELECT * FROM \`${t}\``);
+      const content = await queryRows<Record<string, unknown>>(
+        stack.mysqlUrl,
+        `SELECT * FROM \`${t}\``,
+      );
       dump += JSON.stringify(content, (_k, v: unknown) =>
         Buffer.isBuffer(v) ? v.toString('latin1') : v,
       );

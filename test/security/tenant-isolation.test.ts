@@ -8,14 +8,9 @@
 // organizations makes two tickets.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startNats, type NatsHandle } from '../support/backends.js';
 import { mcpClient, mcpRpc, toolCall, type ToolResult } from '../support/mcp.js';
-import { createTestDatabase } from '../support/mysql.js';
 import { isoDate, queryRows, weekStartOf } from '../support/pipeline.js';
 import { leakedSecrets } from '../support/secrets.js';
 import { redisDatabase } from '../support/security.js';
@@ -28,10 +23,7 @@ const TOPICS = ['password', 'export', 'invoice', 'webhook', 'reset', 'csv', 'bil
 const RUNS = 400;
 const STATUSES = ['open', 'in_progress', 'resolved', 'closed', 'duplicate'];
 
-let dir: string;
 let stack: Stack;
-let nats: NatsHandle;
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
 const keys: string[] = [];
 const clients: Client[] = [];
 /** Ticket ids of each organization (every ticket is created by this suite). */
@@ -67,16 +59,10 @@ const ticketTexts = (m: string) => [
 ];
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'isolation-'));
-  db = await createTestDatabase('sec_iso');
-  nats = await startNats(join(dir, 'nats'));
-  stack = await new Stack({
-    dir,
-    mysqlUrl: db.url,
+  stack = await Stack.onTestBackends('sec-iso', {
     redisUrl: redisDatabase(6),
-    natsUrl: nats.url,
     env: { DIGEST_SCHEDULER_ENABLED: 'false', DIGEST_METRICS_PORT: '0' },
-  }).start();
+  });
   for (const [i, org] of ORGS.entries()) {
     keys.push(
       await stack.orgWithKey(org, ALL_SCOPES, {
@@ -101,7 +87,7 @@ before(async () => {
     await waitFor(
       async () => {
         const rows = await queryRows<{ n: number }>(
-          db.url,
+          stack.mysqlUrl,
           'SELECT ticket_count AS n FROM digest_weeks WHERE org_id = ? AND week_start = ?',
           [org, week],
         );
@@ -118,9 +104,6 @@ before(async () => {
 after(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
   await stack?.stop();
-  await nats?.stop();
-  await db?.drop();
-  if (dir && process.env.KEEP_TEST_TMP !== '1') rmSync(dir, { recursive: true, force: true });
 });
 
 /** No other organization's marker in a response to org `i`. */
@@ -371,7 +354,7 @@ test('when organizations call every operation, replay cursors and reuse idempote
   // Stored side: every ticket sits in the organization whose key created it.
   for (const [i, org] of ORGS.entries()) {
     const rows = await queryRows<{ id: number }>(
-      db.url,
+      stack.mysqlUrl,
       'SELECT id FROM tickets WHERE org_id = ?',
       [org],
     );

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
 import { ensureTicketsStream, STREAM_NAME } from '@support-agent/events';
 
-export interface EventEnvelope {
+/** A ticket event as the tickets service publishes it (packages/events' envelope). */
+export interface EventEnvelope<Type extends string = string> {
   id: string;
-  type: string;
+  type: Type;
   org_id: string;
   ticket_id: number;
   occurred_at: string;

@@ -82,6 +82,15 @@ export function toolErrorOf(result: ToolResult): { code: string; message: string
   }
 }
 
+/** tools/call through the SDK client. */
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args })) as ToolResult;
+}
+
 /** An SDK client connected with the key; close it when done. */
 export async function mcpClient(baseUrl: string, key: string): Promise<Client> {
   const client = new Client({ name: 'security-suite', version: '1.0.0' });

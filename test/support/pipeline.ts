@@ -1,6 +1,7 @@
 // Helpers for end-to-end tests of the event pipeline (tickets → JetStream → answers / digest):
 // publishing envelopes the way the tickets outbox relay does, watching durable consumers catch
 // up, reading MySQL rows, and the calendar arithmetic the contract uses (UTC months, ISO weeks).
+import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import { connect } from 'nats';
 import { STREAM_NAME as STREAM } from '@support-agent/events';
@@ -68,6 +69,20 @@ export async function queryRows<T>(url: string, sql: string, params: unknown[] =
   } finally {
     await conn.end();
   }
+}
+
+/** Reads a Prometheus endpoint (a port on 127.0.0.1, or a URL) as `name{labels}` → value. */
+export async function scrapeMetrics(endpoint: number | string): Promise<Map<string, number>> {
+  const url = typeof endpoint === 'number' ? `http://127.0.0.1:${endpoint}/metrics` : endpoint;
+  const res = await fetch(url);
+  assert.equal(res.status, 200, url);
+  const out = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
 }
 
 /** Reads one sample of a Prometheus text endpoint (0 when absent). */

@@ -1,71 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { checkHealth } from '@support-agent/shared';
-import { freePort } from './backends.js';
+import { freePort, startNats, type NatsHandle } from './backends.js';
+import { createTestDatabase, requireEnv } from './mysql.js';
+import { ServiceProcess } from './process.js';
 import { leakedSecrets } from './secrets.js';
 
 export { freePort };
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
-
-/** One service process started exactly as its container starts it: `node dist/main.js`. */
-export class ServiceProcess {
-  private child: ChildProcess | undefined;
-  readonly logFile: string;
-
-  constructor(
-    readonly name: string,
-    readonly service: string,
-    readonly env: Record<string, string>,
-    logDir: string,
-  ) {
-    mkdirSync(logDir, { recursive: true });
-    this.logFile = join(logDir, `${name}.log`);
-  }
-
-  /** Starts the process; `extraEnv` applies to this start only (e.g. enabling a scheduler). */
-  start(extraEnv: Record<string, string> = {}): void {
-    const fd = openSync(this.logFile, 'a');
-    this.child = spawn(process.execPath, [join(ROOT, 'services', this.service, 'dist/main.js')], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...this.env, ...extraEnv },
-      stdio: ['ignore', fd, fd],
-      cwd: ROOT,
-    });
-    closeSync(fd);
-  }
-
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  get running(): boolean {
-    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  /** Sends a signal and waits for exit (SIGKILL after timeoutMs). */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((done) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        done();
-      });
-      child.kill(signal);
-    });
-  }
-
-  logs(): string {
-    try {
-      return readFileSync(this.logFile, 'utf8');
-    } catch {
-      return '';
-    }
-  }
-}
 
 export interface StackOptions {
   /** Directory for logs and embedded data. */
@@ -80,8 +25,47 @@ export interface StackOptions {
   env?: Record<string, string>;
 }
 
+/** What Stack.onTestBackends creates for a stack, and its stop() removes. */
+interface OwnedBackends {
+  db: { url: string; drop(): Promise<void> };
+  nats: NatsHandle | undefined;
+}
+
+export interface TestBackendsOptions extends Omit<StackOptions, 'dir' | 'mysqlUrl' | 'natsUrl'> {
+  /** `own` (default): a NATS server of the suite's own, which it may stop; `shared`: TEST_NATS_URL. */
+  nats?: 'own' | 'shared';
+}
+
 /** The gateway + tickets topology as separate processes talking gRPC on loopback. */
 export class Stack {
+  /**
+   * A started stack on backends of its own: a fresh database on the test MariaDB, the test
+   * Redis (unless `redisUrl` says otherwise) and NATS, its files in a new temporary folder
+   * named after `name`. stop() stops and removes them with it (the folder stays with
+   * KEEP_TEST_TMP=1).
+   */
+  static async onTestBackends(name: string, options: TestBackendsOptions = {}): Promise<Stack> {
+    const dir = mkdtempSync(join(tmpdir(), `${name}-`));
+    const db = await createTestDatabase(name.replaceAll('-', '_'));
+    const nats = options.nats === 'shared' ? undefined : await startNats(join(dir, 'nats'));
+    const stack = new Stack({
+      dir,
+      mysqlUrl: db.url,
+      redisUrl: requireEnv('TEST_REDIS_URL'),
+      natsUrl: nats?.url ?? requireEnv('TEST_NATS_URL'),
+      ...options,
+    });
+    stack.owned = { db, nats };
+    try {
+      return await stack.start();
+    } catch (err) {
+      await stack.stop();
+      throw err;
+    }
+  }
+
+  private owned: OwnedBackends | undefined;
+
   readonly adminToken = randomBytes(24).toString('hex');
   readonly upstreams = new Map<string, ServiceProcess>();
   /** Extra replicas of upstream services started with addReplica(). */
@@ -342,6 +326,24 @@ export class Stack {
     await Promise.all(this.gateways.map((g) => g.stop()));
     await Promise.all([...this.upstreams.values(), ...this.replicas].map((p) => p.stop()));
     this.recordSecretScan();
+    if (this.owned) {
+      await this.owned.nats?.stop();
+      await this.owned.db.drop();
+      if (process.env.KEEP_TEST_TMP !== '1')
+        rmSync(this.options.dir, { recursive: true, force: true });
+    }
+  }
+
+  /** The database of a stack on its own test backends. */
+  get mysqlUrl(): string {
+    if (!this.owned) throw new Error('mysqlUrl: this stack was not started by onTestBackends');
+    return this.owned.db.url;
+  }
+
+  /** The NATS server of a stack on its own test backends (nats: 'own'). */
+  get nats(): NatsHandle {
+    if (!this.owned?.nats) throw new Error('nats: this stack has no NATS server of its own');
+    return this.owned.nats;
   }
 
   allLogs(): string {

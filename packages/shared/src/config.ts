@@ -91,6 +91,23 @@ export function requiredUnlessEmbedded<K extends string>(names: readonly K[]) {
   };
 }
 
+/**
+ * The same rule for a config object built or changed by hand (tests, tools), checked again by
+ * a service's start(): throws ConfigError naming every missing variable.
+ */
+export function assertRunnable<K extends string>(
+  config: { EMBEDDED: boolean } & Partial<Record<K, unknown>>,
+  names: readonly K[],
+): void {
+  if (config.EMBEDDED) return;
+  const missing = names.filter((name) => config[name] === undefined);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `${missing.join(', ')} required: the embedded fallback only applies under \`npm start\` (EMBEDDED=true)`,
+    );
+  }
+}
+
 /** A `host:port` address. */
 export const hostPort = z
   .string()
@@ -101,6 +118,64 @@ export const hostPort = z
   });
 
 export const port = z.coerce.number().int().min(0).max(65535);
+
+/** The gRPC port of each service when neither its `*_ADDR` nor PORT_BASE is set. */
+const GRPC_PORTS = { tickets: 50051, knowledge: 50052, answers: 50053, digest: 50054 } as const;
+
+/**
+ * `TICKETS_ADDR`, `KNOWLEDGE_ADDR`, …: the gRPC address of `service`, the one a service
+ * listens on or the one its callers dial (127.0.0.1 and its own port by default).
+ */
+export const serviceAddr = (service: keyof typeof GRPC_PORTS, description: string) =>
+  hostPort.prefault(`127.0.0.1:${GRPC_PORTS[service]}`).describe(description);
+
+/**
+ * The backend URLs. Each one set selects the real adapter; an unset one selects the embedded
+ * adapter, which requiredUnlessEmbedded allows only with EMBEDDED=true. `holds` says what
+ * the service keeps there.
+ */
+export const backendUrl = {
+  mysql: (holds: string) =>
+    serverUrl(['mysql:']).optional().describe(`mysql://user:pass@host:port/db: ${holds}`),
+  redis: (holds: string) =>
+    serverUrl(['redis:', 'rediss:']).optional().describe(`redis://host:port: ${holds}`),
+  nats: (holds: string) =>
+    serverUrl(['nats:', 'tls:']).optional().describe(`nats://host:port[,nats://…]: ${holds}`),
+};
+
+/**
+ * OPENAI_API_KEY and OPENAI_BASE_URL: an OpenAI-compatible server, used for `purpose` when
+ * either is set (openAiConfigured); unset = the service's built-in provider.
+ */
+export const openAiEnv = (purpose: string) => ({
+  OPENAI_API_KEY: z.string().optional().describe(`With OPENAI_BASE_URL or alone: ${purpose}`),
+  OPENAI_BASE_URL: serverUrl(['http:', 'https:'])
+    .optional()
+    .describe('Any OpenAI-compatible server (https://api.openai.com/v1 when only the key is set).'),
+});
+
+/** True when an OpenAI-compatible server is configured (DESIGN.md "LLM and embeddings"). */
+export function openAiConfigured(config: {
+  OPENAI_API_KEY?: string | undefined;
+  OPENAI_BASE_URL?: string | undefined;
+}): boolean {
+  return config.OPENAI_API_KEY !== undefined || config.OPENAI_BASE_URL !== undefined;
+}
+
+/** Settings several services share, each with the same name and meaning everywhere. */
+export const sharedSetting = {
+  /** MYSQL_POOL_SIZE. */
+  mysqlPoolSize: (fallback: number) =>
+    intEnv(1, 500, fallback).describe('Connections in the MySQL pool.'),
+  /** NATS_STREAM_REPLICAS, for a service that may be the first to create the stream. */
+  streamReplicas: () =>
+    intEnv(1, 5, 1).describe(
+      'Replicas of the ticket events stream if this service is the one creating it (3 on a NATS cluster).',
+    ),
+  /** SHUTDOWN_GRACE_MS: how long `what` may take to finish at shutdown. */
+  shutdownGrace: (what: string, max = 120_000) =>
+    intEnv(0, max, 10_000).describe(`${what} get this long to finish at shutdown.`),
+};
 
 export const boolFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

@@ -14,3 +14,4 @@ export * from './dir-lock.js';
 export * from './nats.js';
 export * from './service-clients.js';
 export * from './service-main.js';
+export * from './ticket-fields.js';

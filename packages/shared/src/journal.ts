@@ -104,6 +104,11 @@ export class JsonlJournal<T> {
 
   /** The record whose line is at `line` (a positional read: page cache, no seek state). */
   read(line: JournalLine): T {
+    return JSON.parse(this.readBytes(line).toString('utf8')) as T;
+  }
+
+  /** The bytes of the line at `line`, for callers that need only part of a record. */
+  readBytes(line: JournalLine): Buffer {
     this.readFd ??= openSync(this.path, 'r');
     const buf = Buffer.allocUnsafe(line.length);
     let got = 0;
@@ -112,7 +117,7 @@ export class JsonlJournal<T> {
       if (n === 0) throw new Error(`journal ${this.path} is shorter than expected`);
       got += n;
     }
-    return JSON.parse(buf.toString('utf8')) as T;
+    return buf;
   }
 
   /** Stops appending here; the file stays readable. */
@@ -220,9 +225,18 @@ export class SegmentedJournal<T> {
 
   /** The record whose line is at `at`. */
   read(at: SegmentLine): T {
+    return this.segment(at).read(at);
+  }
+
+  /** The bytes of the line at `at` (see JsonlJournal.readBytes). */
+  readBytes(at: SegmentLine): Buffer {
+    return this.segment(at).readBytes(at);
+  }
+
+  private segment(at: SegmentLine): JsonlJournal<T> {
     const journal = this.segments.get(at.segment);
     if (!journal) throw new Error(`journal ${this.dir} has no segment ${at.segment}`);
-    return journal.read(at);
+    return journal;
   }
 
   close(): void {

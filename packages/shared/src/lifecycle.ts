@@ -56,3 +56,33 @@ export function runMain(name: string, main: () => Promise<void>): void {
     process.exit(1);
   });
 }
+
+/**
+ * What a service's start() opened, closed newest first when it stops (or when start fails
+ * half-way): a failing close is logged and the others still run.
+ */
+export class Closers {
+  private readonly closes: Array<() => Promise<void> | void> = [];
+
+  constructor(private readonly logger: Logger) {}
+
+  push(close: () => Promise<void> | void): void {
+    this.closes.push(close);
+  }
+
+  async closeAll(): Promise<void> {
+    for (let close = this.closes.pop(); close; close = this.closes.pop()) {
+      try {
+        await close();
+      } catch (err) {
+        this.logger.error({ err }, 'error while closing');
+      }
+    }
+  }
+}
+
+/** `run` started at most once: every call returns the same promise (stop() called twice). */
+export function once(run: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => (running ??= run());
+}

@@ -68,6 +68,8 @@ test('when records are appended, then each can be read back by the position appe
   const d = again.append({ s: 'after' });
   assert.deepEqual(again.read(d), { s: 'after' });
   assert.deepEqual(again.read(a!), { s: 'ä → 日本' });
+  // The bytes of a line are the record as written, without its newline.
+  assert.equal(again.readBytes(a!).toString('utf8'), '{"s":"ä → 日本"}');
   again.close();
 });
 

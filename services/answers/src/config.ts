@@ -1,47 +1,31 @@
 import {
+  backendUrl,
   commonEnv,
-  hostPort,
   intEnv,
   loadConfig,
   metricsEnv,
+  openAiEnv,
   requiredUnlessEmbedded,
-  serverUrl,
+  serviceAddr,
+  sharedSetting,
   z,
 } from '@support-agent/shared';
 
-/**
- * Environment of the answers service (docs/configuration.md). Each backend URL selects the
- * real adapter; an unset one selects the embedded adapter, allowed only with EMBEDDED=true
- * (what `npm start` sets), so a service deployed without MYSQL_URL refuses to start.
- */
+/** Environment of the answers service (docs/configuration.md). */
 export const configSchema = z
   .object({
-    ANSWERS_ADDR: hostPort
-      .prefault('127.0.0.1:50053')
-      .describe('host:port of the gRPC listener (port 0 picks a free one).'),
-    KNOWLEDGE_ADDR: hostPort
-      .prefault('127.0.0.1:50052')
-      .describe('The knowledge service, searched for every answer.'),
-    TICKETS_ADDR: hostPort
-      .prefault('127.0.0.1:50051')
-      .describe('The tickets service, told the triage result (ApplyTriage).'),
-    MYSQL_URL: serverUrl(['mysql:'])
-      .optional()
-      .describe('mysql://user:pass@host:port/db: deflection ledger and org policies.'),
-    NATS_URL: serverUrl(['nats:', 'tls:'])
-      .optional()
-      .describe('nats://host:port[,nats://…]: ticket events, durable consumer answers-triage.'),
-    OPENAI_API_KEY: z
-      .string()
-      .optional()
-      .describe(
-        'With OPENAI_BASE_URL or alone: the `openai` client answers and labels; unset = built-in providers.',
-      ),
-    OPENAI_BASE_URL: serverUrl(['http:', 'https:'])
-      .optional()
-      .describe(
-        'Any OpenAI-compatible server (https://api.openai.com/v1 when only the key is set).',
-      ),
+    ANSWERS_ADDR: serviceAddr(
+      'answers',
+      'host:port of the gRPC listener (port 0 picks a free one).',
+    ),
+    KNOWLEDGE_ADDR: serviceAddr('knowledge', 'The knowledge service, searched for every answer.'),
+    TICKETS_ADDR: serviceAddr(
+      'tickets',
+      'The tickets service, told the triage result (ApplyTriage).',
+    ),
+    MYSQL_URL: backendUrl.mysql('deflection ledger and org policies.'),
+    NATS_URL: backendUrl.nats('ticket events, durable consumer answers-triage.'),
+    ...openAiEnv('the `openai` client answers and labels; unset = built-in providers.'),
     ANSWERS_MODEL: z
       .string()
       .min(1)
@@ -75,13 +59,9 @@ export const configSchema = z
     TRIAGE_ACK_WAIT_MS: intEnv(1_000, 3_600_000, 30_000).describe(
       'JetStream redelivers an event not acknowledged within this (progress is signalled while an LLM works).',
     ),
-    NATS_STREAM_REPLICAS: intEnv(1, 5, 1).describe(
-      'Replicas of the ticket events stream if this service is the one creating it (3 on a NATS cluster).',
-    ),
-    MYSQL_POOL_SIZE: intEnv(1, 500, 20).describe('Connections in the MySQL pool.'),
-    SHUTDOWN_GRACE_MS: intEnv(0, 120_000, 10_000).describe(
-      'In-flight calls and triage get this long to finish at shutdown.',
-    ),
+    NATS_STREAM_REPLICAS: sharedSetting.streamReplicas(),
+    MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
+    SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls and triage'),
     ...metricsEnv,
   })
   .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'NATS_URL']));
@@ -91,9 +71,4 @@ export type AnswersConfig = z.infer<typeof configSchema>;
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadAnswersConfig(env: NodeJS.ProcessEnv = process.env): AnswersConfig {
   return loadConfig(configSchema, env, { service: 'answers' });
-}
-
-/** True when an OpenAI-compatible server is configured (DESIGN.md "LLM and embeddings"). */
-export function llmConfigured(config: AnswersConfig): boolean {
-  return config.OPENAI_API_KEY !== undefined || config.OPENAI_BASE_URL !== undefined;
 }

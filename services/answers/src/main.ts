@@ -4,7 +4,5 @@ import { start } from './server.js';
 
 runService('answers', {
   loadConfig: () => loadAnswersConfig(),
-  logLevel: (c) => c.LOG_LEVEL,
-  metrics: (c) => ({ port: c.METRICS_PORT, host: c.METRICS_HOST }),
   start,
 });

@@ -1,7 +1,15 @@
 import { join } from 'node:path';
-import { createLogger, redactUrl, startGrpcServer, type Logger } from '@support-agent/shared';
+import {
+  Closers,
+  createLogger,
+  once,
+  openAiConfigured,
+  redactUrl,
+  startGrpcServer,
+  type Logger,
+} from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
-import { llmConfigured, type AnswersConfig } from './config.js';
+import type { AnswersConfig } from './config.js';
 import { openTicketEventSource, TRIAGE_CONSUMER } from '@support-agent/events';
 import type { DeflectionLedger, LanguageModel, PolicyStore } from './domain/ports.js';
 import { TriageMemo, type TriageDeps } from './domain/triage.js';
@@ -40,18 +48,7 @@ export async function start(
   logger: Logger = createLogger('answers', config.LOG_LEVEL),
   options: StartOptions = {},
 ): Promise<AnswersServer> {
-  const closers: Array<() => Promise<void> | void> = [];
-  const closeAll = async () => {
-    for (const close of closers.reverse()) {
-      try {
-        await close();
-      } catch (err) {
-        logger.error({ err }, 'error while closing');
-      }
-    }
-    closers.length = 0;
-  };
-
+  const closers = new Closers(logger);
   try {
     const now = options.now ?? (() => new Date());
     const ledger = meteredLedger(await openLedger(config, logger));
@@ -67,7 +64,7 @@ export async function start(
 
     const builtin = new ExtractiveModel(loadTriageModel());
     let llm: LanguageModel | undefined;
-    if (llmConfigured(config)) {
+    if (openAiConfigured(config)) {
       llm = new OpenAiModel({
         apiKey: config.OPENAI_API_KEY,
         baseURL: config.OPENAI_BASE_URL,
@@ -148,22 +145,18 @@ export async function start(
       'answers service listening',
     );
 
-    let stopping: Promise<void> | undefined;
     return {
       port: grpc.port,
-      stop() {
-        stopping ??= (async () => {
-          grpc.health.setServing(false);
-          await consumer.stop();
-          await grpc.stop(config.SHUTDOWN_GRACE_MS);
-          await closeAll();
-          logger.info('answers service stopped');
-        })();
-        return stopping;
-      },
+      stop: once(async () => {
+        grpc.health.setServing(false);
+        await consumer.stop();
+        await grpc.stop(config.SHUTDOWN_GRACE_MS);
+        await closers.closeAll();
+        logger.info('answers service stopped');
+      }),
     };
   } catch (err) {
-    await closeAll();
+    await closers.closeAll();
     throw err;
   }
 }

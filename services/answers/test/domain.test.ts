@@ -5,12 +5,13 @@ import { APIConnectionTimeoutError, APIError } from 'openai';
 import { CircuitBreaker, CircuitOpenError } from '../src/data-access/circuit-breaker.js';
 import { ExtractiveModel, trimToQuestion } from '../src/data-access/extractive-llm.js';
 import { retryDelay } from '../src/data-access/openai-llm.js';
-import { checkModel, classify, featurize, handFeatures } from '../src/domain/classifier.js';
+import { checkModel, classify, featurize, softmax } from '../src/domain/classifier.js';
 import { checkGrounded, requireQuestion } from '../src/domain/generate-answer.js';
 import { monthOf, secondsUntilNextMonth } from '../src/domain/month.js';
 import type { KbHit } from '../src/domain/ports.js';
 import { priorityFor } from '../src/domain/priority-rules.js';
 import { oneSentence, summarize } from '../src/domain/summary.js';
+import { handFeatures } from '../src/domain/triage-features.js';
 import { loadTriageModel } from '../src/domain/triage-model.js';
 import { codePointLength, termSet } from '../src/domain/text.js';
 
@@ -71,6 +72,20 @@ describe('classifier', () => {
     assert.ok(Math.abs(Object.values(probabilities).reduce((a, b) => a + b, 0) - 1) < 1e-9);
   });
 
+  test('when a text is classified, then the probabilities are those of the features training sees', () => {
+    // classify() reads hashed buckets from a flat array; training names them `c:<bucket>`.
+    const text =
+      'Crash when saving\n\nThe editor crashes every time I save a file larger than 2 MB.\n\n```\nTypeError: x is undefined\n```';
+    const scores = [...model.bias];
+    for (const [name, value] of featurize(text, model.features)) {
+      const w = model.weights[name];
+      if (w) w.forEach((x, k) => (scores[k]! += value * x));
+    }
+    const expected = softmax(scores);
+    const { probabilities } = classify(model, text);
+    model.classes.forEach((c, k) => assert.ok(Math.abs(probabilities[c] - expected[k]!) < 1e-12));
+  });
+
   test('when the same text is classified twice, then the result is identical (deterministic)', () => {
     const text = 'Why does the sync take so long for big accounts?';
     assert.deepEqual(classify(model, text), classify(model, text));
@@ -87,16 +102,37 @@ describe('classifier', () => {
 
   test('when a text is huge, then featurizing it stays bounded and fast', () => {
     const started = Date.now();
-    const v = featurize('word '.repeat(200_000));
-    assert.ok(v.size < 50, `size ${v.size}`);
+    const v = featurize('word '.repeat(200_000), model.features);
+    assert.ok(v.size < 100, `size ${v.size}`);
     assert.ok(Date.now() - started < 1_000);
   });
 
   test('when the model file is malformed, then checkModel refuses it', () => {
-    assert.throws(() => checkModel({ version: 2 }));
-    assert.throws(() => checkModel({ version: 1, classes: ['bug'], bias: [0, 0], weights: {} }));
+    const features = { leadWords: 30, chars: null };
+    assert.throws(() => checkModel({ version: 3 }));
     assert.throws(() =>
-      checkModel({ version: 1, classes: ['bug'], bias: [0], weights: { x: [1, 2] } }),
+      checkModel({ version: 1, classes: ['bug'], features, bias: [0], weights: {} }),
+    );
+    assert.throws(() =>
+      checkModel({ version: 2, classes: ['bug'], features, bias: [0, 0], weights: {} }),
+    );
+    assert.throws(() =>
+      checkModel({ version: 2, classes: ['bug'], features, bias: [0], weights: { x: [1, 2] } }),
+    );
+    assert.throws(() =>
+      checkModel({
+        version: 2,
+        classes: ['bug'],
+        features: { leadWords: 30, chars: { min: 3, max: 2, buckets: 8 } },
+        bias: [0],
+        weights: {},
+      }),
+    );
+    assert.throws(() =>
+      checkModel({ version: 2, classes: ['bug'], features, bias: [0], weights: { 'c:3': [1] } }),
+    );
+    assert.doesNotThrow(() =>
+      checkModel({ version: 2, classes: ['bug'], features, bias: [0], weights: { x: [1] } }),
     );
   });
 });
@@ -116,6 +152,15 @@ describe('priority rules', () => {
     ['medium', 'bug', 'The CSV export puts dates in the wrong format.'],
     ['medium', 'feature_request', 'Please add an export to Excel.'],
     ['high', 'how_to', 'How do we recover after a data loss? Asking for our backup policy.'],
+    ['critical', 'bug', 'This bug affects all our customers: invoices are not generated.'],
+    ['critical', 'bug', 'Our production cluster went offline after the upgrade.'],
+    ['critical', 'bug', 'Not urgent, but we lost all the data in one project.'],
+    ['low', 'bug', 'Not urgent: the export crashes when a file name has an emoji.'],
+    ['low', 'bug', 'No rush, the settings page is slow to load.'],
+    ['high', 'bug', 'The report page crashes in production for some accounts.'],
+    ['medium', 'feature_request', 'Urgent: please add SAML login, we are blocked.'],
+    ['high', 'feature_request', 'Please add 2FA, we just had a security incident.'],
+    ['high', 'bug', 'In production the page slows down a little when the list is long.'],
   ];
   for (const [expected, category, text] of cases) {
     test(`when a ${category} ticket reads "${text.slice(0, 45)}…", then priority is ${expected}`, () => {

@@ -8,6 +8,8 @@ import { KB, startAnswers, testEnv, type RunningAnswers } from './support/servic
 import { KnowledgeStub, OpenAiStub, TicketsStub } from './support/stubs.js';
 
 const MODEL = 'test-model';
+/** The name the LLM provider reports itself by (openai-llm.ts). */
+const PROVIDER = `openai:${MODEL}`;
 const POLICY = { deflectionMonthlyLimit: 1000, highConfidenceThreshold: 75 };
 const QUESTION = 'How can I reset my password?';
 const EXTRACTIVE = /Open Settings, choose Security and click "Reset password"/;
@@ -204,6 +206,8 @@ describe('labels with an LLM', () => {
       category: 'bug',
       priority: 'critical',
       summary: 'Customer data is visible to other tenants.',
+      probabilities: {},
+      provider: PROVIDER,
     });
     assertShape();
     const schema = (
@@ -226,6 +230,20 @@ describe('labels with an LLM', () => {
     ];
     const res = await svc.classify('Please add an option to export reports to Excel.');
     assert.equal(res.category, 'feature_request');
+    assert.equal(res.provider, 'builtin');
+    assert.deepEqual(Object.keys(res.probabilities).sort(), [
+      'bug',
+      'documentation',
+      'feature_request',
+      'general_question',
+      'how_to',
+    ]);
+    const sum = Object.values(res.probabilities).reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - 1) < 1e-9, `probabilities sum to ${sum}`);
+    assert.ok(
+      res.probabilities.feature_request! > 0.5,
+      `feature_request ${res.probabilities.feature_request}`,
+    );
   });
 });
 

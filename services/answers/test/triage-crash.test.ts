@@ -11,8 +11,8 @@ import { callUnary, checkHealth, createGrpcClient } from '@support-agent/shared'
 import { answers } from '@support-agent/proto';
 import { freePort, startNats, type NatsHandle } from '../../../test/support/backends.js';
 import { createTestDatabase } from '../../../test/support/mysql.js';
+import { ServiceProcess } from '../../../test/support/process.js';
 import { appendEvent, EventPublisher, ticketCreated } from './support/events.js';
-import { AnswersProcess } from './support/process.js';
 import { KB, waitFor } from './support/service.js';
 import { KnowledgeStub, TicketsStub } from './support/stubs.js';
 
@@ -53,7 +53,7 @@ async function crashAndRecover(
   dir: string,
 ): Promise<void> {
   const address = harness.env.ANSWERS_ADDR!;
-  const proc = new AnswersProcess(harness.env, join(dir, 'answers.log'));
+  const proc = new ServiceProcess('answers', 'answers', harness.env, dir, true);
   proc.start();
   try {
     await waitFor(() => checkHealth(address), 30_000, 'answers to serve');

@@ -1,13 +1,15 @@
 import {
+  backendUrl,
   boolFlag,
   commonEnv,
-  hostPort,
   intEnv,
   loadConfig,
   metricsEnv,
+  openAiEnv,
   port,
   requiredUnlessEmbedded,
-  serverUrl,
+  serviceAddr,
+  sharedSetting,
   unitEnv,
   z,
 } from '@support-agent/shared';
@@ -19,40 +21,22 @@ const SIMILARITY_MAX = 3;
 const similarityEnv = (fallback: number) =>
   z.coerce.number().min(0).max(SIMILARITY_MAX).default(fallback);
 
-/**
- * Environment of the digest service (docs/configuration.md). Each backend URL selects the real adapter;
- * an unset one selects the embedded adapter, allowed only with EMBEDDED=true
- * (what `npm start` sets), so a service deployed without MYSQL_URL refuses to start.
- */
+/** Environment of the digest service (docs/configuration.md). */
 export const configSchema = z
   .object({
-    DIGEST_ADDR: hostPort
-      .prefault('127.0.0.1:50054')
-      .describe('host:port of the gRPC listener; port 0 picks a free one (tests).'),
-    KNOWLEDGE_ADDR: hostPort
-      .prefault('127.0.0.1:50052')
-      .describe(
-        'The knowledge service: Search (topic answers) and EmbeddingsService.Embed (topic grouping).',
-      ),
-    MYSQL_URL: serverUrl(['mysql:'])
-      .optional()
-      .describe('mysql://user:pass@host:port/db — aggregates, digests, schedule lease and runs.'),
-    NATS_URL: serverUrl(['nats:', 'tls:'])
-      .optional()
-      .describe(
-        'nats://host:port[,nats://…] — ticket events, durable consumer DIGEST_CONSUMER_NAME (packages/events).',
-      ),
-    OPENAI_API_KEY: z
-      .string()
-      .optional()
-      .describe(
-        'With OPENAI_BASE_URL or alone: the `openai` client writes the topic answers; unset = extractive.',
-      ),
-    OPENAI_BASE_URL: serverUrl(['http:', 'https:'])
-      .optional()
-      .describe(
-        'Any OpenAI-compatible server (https://api.openai.com/v1 when only the key is set).',
-      ),
+    DIGEST_ADDR: serviceAddr(
+      'digest',
+      'host:port of the gRPC listener; port 0 picks a free one (tests).',
+    ),
+    KNOWLEDGE_ADDR: serviceAddr(
+      'knowledge',
+      'The knowledge service: Search (topic answers) and EmbeddingsService.Embed (topic grouping).',
+    ),
+    MYSQL_URL: backendUrl.mysql('aggregates, digests, schedule lease and runs.'),
+    NATS_URL: backendUrl.nats(
+      'ticket events, durable consumer DIGEST_CONSUMER_NAME (packages/events).',
+    ),
+    ...openAiEnv('the `openai` client writes the topic answers; unset = extractive.'),
     DIGEST_MODEL: z
       .string()
       .min(1)
@@ -130,9 +114,7 @@ export const configSchema = z
     DIGEST_LAG_POLL_MS: intEnv(100, 600_000, 5_000).describe(
       'How often consumer lag (digest_consumer_pending) is refreshed.',
     ),
-    NATS_STREAM_REPLICAS: intEnv(1, 5, 1).describe(
-      'Replicas of the ticket events stream if this service is the one creating it (3 on a NATS cluster).',
-    ),
+    NATS_STREAM_REPLICAS: sharedSetting.streamReplicas(),
 
     DIGEST_EMBEDDINGS: z
       .enum(['auto', 'lexical'])
@@ -174,10 +156,8 @@ export const configSchema = z
       'Tickets of one week grouped into topics (the total always counts every ticket).',
     ),
     GRPC_DEADLINE_MS: intEnv(100, 120_000, 5_000).describe('Deadline of each call to knowledge.'),
-    MYSQL_POOL_SIZE: intEnv(1, 500, 10).describe('Connections in the MySQL pool.'),
-    SHUTDOWN_GRACE_MS: intEnv(0, 120_000, 10_000).describe(
-      'In-flight calls and the in-flight event get this long to finish at shutdown.',
-    ),
+    MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(10),
+    SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls and the in-flight event'),
   })
   .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'NATS_URL']));
 
@@ -191,11 +171,6 @@ export function loadDigestConfig(env: NodeJS.ProcessEnv = process.env): DigestCo
 /** The metrics port in force: DIGEST_METRICS_PORT when set, else METRICS_PORT (0 = off). */
 export function metricsPort(config: DigestConfig): number {
   return config.DIGEST_METRICS_PORT ?? config.METRICS_PORT;
-}
-
-/** True when an OpenAI-compatible server is configured (DESIGN.md "LLM and embeddings"). */
-export function llmConfigured(config: DigestConfig): boolean {
-  return config.OPENAI_API_KEY !== undefined || config.OPENAI_BASE_URL !== undefined;
 }
 
 /** Minutes after a week's end at which its automatic run is due. */

@@ -5,6 +5,6 @@ import { start } from './server.js';
 // The digest serves its metrics from start() (per-instance registry, DIGEST_METRICS_PORT).
 runService('digest', {
   loadConfig: () => loadDigestConfig(),
-  logLevel: (c) => c.LOG_LEVEL,
-  start: (config, logger) => start(config, logger),
+  serveMetrics: false,
+  start,
 });

@@ -1,14 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, serveMetrics, startGrpcServer, type Logger } from '@support-agent/shared';
+import {
+  Closers,
+  createLogger,
+  once,
+  openAiConfigured,
+  serveMetrics,
+  startGrpcServer,
+  type Logger,
+} from '@support-agent/shared';
 import { digest } from '@support-agent/proto';
 import {
   DIGEST_CONSUMER,
   openTicketEventSource,
   type TicketEventSource,
 } from '@support-agent/events';
-import { llmConfigured, metricsPort, scheduleOffset, type DigestConfig } from './config.js';
+import { metricsPort, scheduleOffset, type DigestConfig } from './config.js';
 import { buildDigest, type BuildDigestDeps, type DigestSettings } from './domain/build-digest.js';
 import type { DigestRepository } from './domain/ports.js';
 import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
@@ -42,21 +50,14 @@ export async function start(
   options: StartOptions = {},
 ): Promise<DigestServer> {
   const now = options.now ?? (() => new Date());
-  const closers: Array<() => Promise<void>> = [];
-  const closeAll = async () => {
-    for (const close of closers.reverse()) {
-      await close().catch((err: unknown) => logger.error({ err }, 'error while closing'));
-    }
-    closers.length = 0;
-  };
-
+  const closers = new Closers(logger);
   try {
     const metrics = new DigestMetrics();
     const repo = await openRepository(config, logger);
     closers.push(() => repo.close());
 
     const knowledge = new KnowledgePorts(config.KNOWLEDGE_ADDR.address, config.GRPC_DEADLINE_MS);
-    closers.push(async () => knowledge.close());
+    closers.push(() => knowledge.close());
     const buildDeps: BuildDigestDeps = {
       store: repo,
       embedder: new FallbackEmbedder(
@@ -65,7 +66,7 @@ export async function start(
         logger,
       ),
       knowledge,
-      summarizer: llmConfigured(config)
+      summarizer: openAiConfigured(config)
         ? new OpenAiSummarizer({
             apiKey: config.OPENAI_API_KEY,
             baseURL: config.OPENAI_BASE_URL,
@@ -89,8 +90,7 @@ export async function start(
       ],
       logger,
     });
-    let grpcStopped: Promise<void> | undefined;
-    const stopGrpc = () => (grpcStopped ??= grpc.stop(config.SHUTDOWN_GRACE_MS));
+    const stopGrpc = once(() => grpc.stop(config.SHUTDOWN_GRACE_MS));
     closers.push(stopGrpc);
 
     const consumer = new TicketEventsConsumer(
@@ -106,7 +106,7 @@ export async function start(
       config.DIGEST_LAG_POLL_MS,
     );
     lagTimer.unref();
-    closers.push(async () => clearInterval(lagTimer));
+    closers.push(() => clearInterval(lagTimer));
 
     if (config.DIGEST_SCHEDULER_ENABLED) {
       const scheduler = new WeeklyDigestScheduler(
@@ -136,21 +136,17 @@ export async function start(
 
     // Readiness fails first and in-flight calls drain; then the closers run in reverse order:
     // metrics, scheduler, lag poll, consumer (after its in-flight event), knowledge, store.
-    let stopping: Promise<void> | undefined;
     return {
       port: grpc.port,
       metricsPort: endpoint?.port,
-      stop() {
-        stopping ??= (async () => {
-          await stopGrpc();
-          await closeAll();
-          logger.info('digest service stopped');
-        })();
-        return stopping;
-      },
+      stop: once(async () => {
+        await stopGrpc();
+        await closers.closeAll();
+        logger.info('digest service stopped');
+      }),
     };
   } catch (err) {
-    await closeAll();
+    await closers.closeAll();
     throw err;
   }
 }

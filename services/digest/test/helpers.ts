@@ -1,16 +1,11 @@
-import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ServerUnaryCall, sendUnaryData, ServiceError } from '@grpc/grpc-js';
-import mysql from 'mysql2/promise';
-import { createdEnvelope } from '../../../test/support/events.js';
-import {
-  createDigestClient,
-  createLogger,
-  startGrpcServer,
-  type GrpcServerHandle,
-} from '@support-agent/shared';
+import { createdEnvelope, type EventEnvelope } from '../../../test/support/events.js';
+import { startStubServer } from '../../../test/support/grpc-stub.js';
+import { queryRows } from '../../../test/support/pipeline.js';
+import { createLogger, type GrpcServerHandle } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
 import { loadDigestConfig, type DigestConfig } from '../src/config.js';
 import { start, type DigestServer, type StartOptions } from '../src/server.js';
@@ -42,46 +37,30 @@ export function testConfig(env: Record<string, string | undefined>): DigestConfi
   });
 }
 
-/** A real generated client for a running service, each RPC as a promise (errors as AppError). */
-export function digestClient(port: number) {
-  return createDigestClient(`127.0.0.1:${port}`, { deadlineMs: 20_000 });
-}
+import {
+  digestClient,
+  withClient,
+  type DigestClient,
+  type RunningService,
+} from '../../../test/support/local-clients.js';
 
-export type DigestClient = ReturnType<typeof digestClient>;
+export { digestClient, type DigestClient };
 
-export interface RunningDigest {
-  server: DigestServer;
-  client: DigestClient;
-  stop(): Promise<void>;
-}
+export type RunningDigest = RunningService<DigestServer, DigestClient>;
 
 export async function startDigest(
   env: Record<string, string | undefined>,
   options: StartOptions = {},
 ): Promise<RunningDigest> {
-  const server = await start(testConfig(env), testLogger, options);
-  const client = digestClient(server.port);
-  return {
-    server,
-    client,
-    async stop() {
-      client.close();
-      await server.stop();
-    },
-  };
+  return withClient(await start(testConfig(env), testLogger, options), digestClient);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Ticket events, exactly as services/tickets/src/domain/events.ts writes them
 
-export interface TicketEventEnvelope {
-  id: string;
-  type: 'tickets.created' | 'tickets.triaged' | 'tickets.status_changed';
-  org_id: string;
-  ticket_id: number;
-  occurred_at: string;
-  data: Record<string, unknown>;
-}
+export type TicketEventEnvelope = EventEnvelope<
+  'tickets.created' | 'tickets.triaged' | 'tickets.status_changed'
+>;
 
 let nextTicketId = 1 + Math.floor(Math.random() * 1_000_000) * 1_000;
 
@@ -160,15 +139,7 @@ export { StreamPublisher as EventPublisher } from '../../../test/support/events.
 // ---------------------------------------------------------------------------------------------
 // MySQL
 
-export async function queryRows<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const conn = await mysql.createConnection({ uri: url, dateStrings: true });
-  try {
-    const [rows] = await conn.query(sql, params);
-    return rows as T[];
-  } finally {
-    await conn.end();
-  }
-}
+export { queryRows, scrapeMetrics } from '../../../test/support/pipeline.js';
 
 /** The org's week counts straight from digest_weeks. */
 export async function weekCounts(url: string, orgId: string): Promise<Record<string, number>> {
@@ -219,61 +190,56 @@ export async function startKnowledgeStandIn(
   const state = { embedCalls: 0, searchCalls: 0 };
   const unimplemented = (_call: unknown, cb: sendUnaryData<never>) =>
     cb({ code: 12, details: 'not in the stand-in' } as ServiceError);
-  const handle: GrpcServerHandle = await startGrpcServer({
-    host: '127.0.0.1',
-    port: 0,
-    logger: testLogger,
-    services: [
-      {
-        definition: knowledge.KnowledgeServiceService,
-        implementation: {
-          search: (
-            call: ServerUnaryCall<knowledge.SearchRequest, knowledge.SearchResponse>,
-            cb: sendUnaryData<knowledge.SearchResponse>,
-          ) => {
-            state.searchCalls++;
-            const q = lexical.embedText(call.request.query);
-            const results = entries
-              .filter((e) => e.orgId === call.request.orgId)
-              .map((e) => ({
-                entryId: e.id,
-                question: e.question,
-                answer: e.answer,
-                score: Math.max(0, Math.min(1, dot(q, lexical.embedText(e.question)))),
-              }))
-              .filter((h) => h.score > 0.05)
-              .sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1))
-              .slice(0, call.request.limit || 5);
-            cb(null, { results });
-          },
-          upsertEntries: unimplemented,
-          deleteEntries: unimplemented,
-          countEntries: unimplemented,
+  const handle: GrpcServerHandle = await startStubServer([
+    {
+      definition: knowledge.KnowledgeServiceService,
+      implementation: {
+        search: (
+          call: ServerUnaryCall<knowledge.SearchRequest, knowledge.SearchResponse>,
+          cb: sendUnaryData<knowledge.SearchResponse>,
+        ) => {
+          state.searchCalls++;
+          const q = lexical.embedText(call.request.query);
+          const results = entries
+            .filter((e) => e.orgId === call.request.orgId)
+            .map((e) => ({
+              entryId: e.id,
+              question: e.question,
+              answer: e.answer,
+              score: Math.max(0, Math.min(1, dot(q, lexical.embedText(e.question)))),
+            }))
+            .filter((h) => h.score > 0.05)
+            .sort((a, b) => b.score - a.score || (a.entryId < b.entryId ? -1 : 1))
+            .slice(0, call.request.limit || 5);
+          cb(null, { results });
+        },
+        upsertEntries: unimplemented,
+        deleteEntries: unimplemented,
+        countEntries: unimplemented,
+      },
+    },
+    {
+      definition: knowledge.EmbeddingsServiceService,
+      implementation: {
+        embed: (
+          call: ServerUnaryCall<knowledge.EmbedRequest, knowledge.EmbedResponse>,
+          cb: sendUnaryData<knowledge.EmbedResponse>,
+        ) => {
+          state.embedCalls++;
+          if (opts.failEmbed) {
+            cb({ code: 14, details: 'embeddings down' } as ServiceError);
+            return;
+          }
+          cb(null, {
+            embeddings: call.request.texts.map((t) => ({
+              values: Array.from(lexical.embedText(t)),
+            })),
+            fingerprint: 'hashed/standin-lexical/1024',
+          });
         },
       },
-      {
-        definition: knowledge.EmbeddingsServiceService,
-        implementation: {
-          embed: (
-            call: ServerUnaryCall<knowledge.EmbedRequest, knowledge.EmbedResponse>,
-            cb: sendUnaryData<knowledge.EmbedResponse>,
-          ) => {
-            state.embedCalls++;
-            if (opts.failEmbed) {
-              cb({ code: 14, details: 'embeddings down' } as ServiceError);
-              return;
-            }
-            cb(null, {
-              embeddings: call.request.texts.map((t) => ({
-                values: Array.from(lexical.embedText(t)),
-              })),
-              fingerprint: 'hashed/standin-lexical/1024',
-            });
-          },
-        },
-      },
-    ],
-  });
+    },
+  ]);
   return {
     address: `127.0.0.1:${handle.port}`,
     get embedCalls() {
@@ -370,19 +336,6 @@ export const SINGLETONS = ['Does the API support webhooks?', 'Can I delete my ac
 export function inWeek(weekStart: string, day: number, hour = 10, minute = 0): Date {
   const d = new Date(`${weekStart}T00:00:00.000Z`);
   return new Date(d.getTime() + ((day * 24 + hour) * 60 + minute) * 60_000);
-}
-
-/** Reads /metrics of a running service as name{labels} → value. */
-export async function scrapeMetrics(port: number): Promise<Map<string, number>> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-  assert.equal(res.status, 200);
-  const out = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
 }
 
 /** A topic of a structured digest: an answered one with one ticket, unless `over` says otherwise. */

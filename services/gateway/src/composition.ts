@@ -2,9 +2,9 @@ import path from 'node:path';
 import { tickets as ticketsPb } from '@support-agent/proto';
 import {
   checkHealth,
+  type Closers,
   createAnswersClient,
   createDigestClient,
-  createKnowledgeClient,
   createTicketsClient,
   redactUrl,
   type Logger,
@@ -15,6 +15,7 @@ import type { GatewayConfig } from './config.js';
 import { ensureAdminTokenFile } from './data-access/admin-token-file.js';
 import { DemoKbMarker } from './data-access/demo-kb-marker.js';
 import { EmbeddedGatewayStore } from './data-access/embedded-store.js';
+import { openKnowledgeUpstream } from './data-access/grpc/knowledge-upstream.js';
 import { MysqlGatewayStore } from './data-access/mysql-store.js';
 import { FixedWindowAuthThrottle } from './data-access/rate-limit/auth-throttle.js';
 import { limiterFactory } from './data-access/rate-limit/limiter-factory.js';
@@ -32,7 +33,6 @@ import { createPublicApp } from './entry-points/http/app.js';
 import type { ReadinessCheck } from './entry-points/http/health.js';
 
 /** What start() opened, each with its close; closed newest first, after the listeners. */
-export type Closers = Array<() => Promise<void> | void>;
 
 const REDIS_STARTUP_WAIT_MS = 5_000;
 const READINESS_CHECK_TIMEOUT_MS = 1_500;
@@ -45,8 +45,8 @@ export interface AdminToken {
 
 /** ADMIN_TOKEN, or (embedded mode) the token kept in DATA_DIR, written there on first start. */
 export function resolveAdminToken(config: GatewayConfig, logger: Logger): AdminToken {
-  if (config.adminToken !== undefined) return { token: config.adminToken };
-  const file = ensureAdminTokenFile(config.dataDir);
+  if (config.ADMIN_TOKEN !== undefined) return { token: config.ADMIN_TOKEN };
+  const file = ensureAdminTokenFile(config.DATA_DIR);
   if (file.generated)
     return { token: file.token, generated: { token: file.token, path: file.path } };
   logger.info({ path: file.path }, 'using the admin token stored in DATA_DIR');
@@ -72,15 +72,15 @@ export async function openAdapters(
   logger: Logger,
   closers: Closers,
 ): Promise<Adapters> {
-  const store: GatewayStore = config.mysqlUrl
-    ? await MysqlGatewayStore.open(config.mysqlUrl, logger)
-    : new EmbeddedGatewayStore(path.join(config.dataDir, 'gateway', 'store.jsonl'));
+  const store: GatewayStore = config.MYSQL_URL
+    ? await MysqlGatewayStore.open(config.MYSQL_URL, logger)
+    : new EmbeddedGatewayStore(path.join(config.DATA_DIR, 'gateway', 'store.jsonl'));
   closers.push(() => store.close());
-  const demo = config.embedded ? await bootstrapDemo(store) : undefined;
-  const demoKbMarker = config.embedded ? new DemoKbMarker(config.dataDir) : undefined;
+  const demo = config.EMBEDDED ? await bootstrapDemo(store) : undefined;
+  const demoKbMarker = config.EMBEDDED ? new DemoKbMarker(config.DATA_DIR) : undefined;
   if (demo) demoKbMarker?.markPending();
 
-  const redis = config.redisUrl ? await openRedis(config.redisUrl, logger, closers) : undefined;
+  const redis = config.REDIS_URL ? await openRedis(config.REDIS_URL, logger, closers) : undefined;
   const upstreams = openUpstreams(config, closers);
 
   // Pending from the first start until the knowledge service has taken the demo KB.
@@ -127,15 +127,15 @@ async function openRedis(url: string, logger: Logger, closers: Closers): Promise
  * each with its deadline; KB imports and digest builds get the bulk one.
  */
 function openUpstreams(config: GatewayConfig, closers: Closers): Upstreams {
-  const deadlineMs = config.grpcDeadlineMs;
-  const bulk = config.grpcBulkDeadlineMs;
-  const tickets = createTicketsClient(config.ticketsAddr, { deadlineMs });
-  const knowledge = createKnowledgeClient(config.knowledgeAddr, {
+  const deadlineMs = config.GRPC_DEADLINE_MS;
+  const bulk = config.GRPC_BULK_DEADLINE_MS;
+  const tickets = createTicketsClient(config.TICKETS_ADDR.address, { deadlineMs });
+  const knowledge = openKnowledgeUpstream(config.KNOWLEDGE_ADDR.address, {
     deadlineMs,
     deadlines: { upsertEntries: bulk },
   });
-  const answers = createAnswersClient(config.answersAddr, { deadlineMs });
-  const digest = createDigestClient(config.digestAddr, {
+  const answers = createAnswersClient(config.ANSWERS_ADDR.address, { deadlineMs });
+  const digest = createDigestClient(config.DIGEST_ADDR.address, {
     deadlineMs,
     deadlines: { buildDigest: bulk },
   });
@@ -157,12 +157,12 @@ function readinessChecks(
       check: async () => {
         if (
           !(await checkHealth(
-            config.ticketsAddr,
+            config.TICKETS_ADDR.address,
             ticketsPb.TicketsServiceClient.serviceName,
             READINESS_CHECK_TIMEOUT_MS,
           ))
         ) {
-          throw new Error(`tickets service at ${config.ticketsAddr} is not serving`);
+          throw new Error(`tickets service at ${config.TICKETS_ADDR.address} is not serving`);
         }
       },
     },
@@ -185,20 +185,20 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
   const createLimiter = limiterFactory(redis);
   const publicApp = createPublicApp({
     logger,
-    publicBaseUrl: config.publicBaseUrl,
-    fallbackBaseUrl: `http://localhost:${config.port}`,
-    authorizationServers: config.authorizationServers ?? [],
-    trustProxy: config.trustProxy,
-    resolver: new KeyResolver(store, config.keyCacheTtlMs),
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    fallbackBaseUrl: `http://localhost:${config.PORT}`,
+    authorizationServers: config.AUTHORIZATION_SERVERS,
+    trustProxy: config.TRUST_PROXY,
+    resolver: new KeyResolver(store, config.KEY_CACHE_TTL_MS),
     authThrottle: new FixedWindowAuthThrottle(
       createLimiter,
-      config.authFailuresPerMinPerIp,
+      config.AUTH_FAILURES_PER_MIN_PER_IP,
       logger,
     ),
     rateLimiter: new FixedWindowRequestLimiter(createLimiter, logger, redis),
     contract,
     operations: new AgentOperations({ rules: contract.rules, ...upstreams }),
-    mcpAllowedOrigins: config.mcpAllowedOrigins,
+    mcpAllowedOrigins: config.MCP_ALLOWED_ORIGINS,
     readinessChecks: readinessChecks(config, store, redis),
     shuttingDown,
   });

@@ -1,13 +1,13 @@
 import {
+  backendUrl,
   commonEnv,
-  ConfigError,
-  hostPort,
   intEnv,
   loadConfig,
   metricsEnv,
   port,
   requiredUnlessEmbedded,
   serverUrl,
+  serviceAddr,
   z,
 } from '@support-agent/shared';
 
@@ -82,6 +82,12 @@ const issuerList = z
   })
   .default([]);
 
+/** A whole number of at least `min` (no upper bound). */
+const atLeast = (min: number, fallback: number) => intEnv(min, Number.MAX_SAFE_INTEGER, fallback);
+
+/** What the gateway cannot run without outside `npm start` (EMBEDDED=true). */
+export const REQUIRED_BACKENDS = ['MYSQL_URL', 'REDIS_URL', 'ADMIN_TOKEN'] as const;
+
 /** Environment of the gateway (docs/configuration.md). */
 export const configSchema = z
   .object({
@@ -99,18 +105,15 @@ export const configSchema = z
       .describe(
         'Bearer token of the admin API; in embedded mode one is generated under DATA_DIR when unset.',
       ),
-    MYSQL_URL: serverUrl(['mysql:'])
-      .optional()
-      .describe('mysql://user:pass@host:port/db: organizations, settings and API keys.'),
-    REDIS_URL: serverUrl(['redis:', 'rediss:'])
-      .optional()
-      .describe('redis://host:port: rate limits shared by every replica; unset = in-memory.'),
-    TICKETS_ADDR: hostPort.prefault('127.0.0.1:50051').describe('The tickets service.'),
-    KNOWLEDGE_ADDR: hostPort.prefault('127.0.0.1:50052').describe('The knowledge service.'),
-    ANSWERS_ADDR: hostPort.prefault('127.0.0.1:50053').describe('The answers service.'),
-    DIGEST_ADDR: hostPort.prefault('127.0.0.1:50054').describe('The digest service.'),
+    MYSQL_URL: backendUrl.mysql('organizations, settings and API keys.'),
+    REDIS_URL: backendUrl.redis('rate limits shared by every replica; unset = in-memory.'),
+    TICKETS_ADDR: serviceAddr('tickets', 'The tickets service.'),
+    KNOWLEDGE_ADDR: serviceAddr('knowledge', 'The knowledge service.'),
+    ANSWERS_ADDR: serviceAddr('answers', 'The answers service.'),
+    DIGEST_ADDR: serviceAddr('digest', 'The digest service.'),
     ...commonEnv,
     PUBLIC_BASE_URL: serverUrl(['http:', 'https:'])
+      .transform((url) => url.replace(/\/+$/, ''))
       .optional()
       .describe(
         "The API's public origin (links, metadata); unset = each request's own address (Host, or a trusted proxy's X-Forwarded-*).",
@@ -124,151 +127,37 @@ export const configSchema = z
     MCP_ALLOWED_ORIGINS: originList.describe(
       'Comma-separated browser origins allowed to call /api/mcp; other Origin headers get 403.',
     ),
-    AUTH_FAILURES_PER_MIN_PER_IP: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .default(20)
-      .describe('Failed authentications allowed per client IP and minute.'),
+    AUTH_FAILURES_PER_MIN_PER_IP: atLeast(1, 20).describe(
+      'Failed authentications allowed per client IP and minute.',
+    ),
     // The contract promises revocation and settings changes on every replica within 1 s.
     KEY_CACHE_TTL_MS: intEnv(0, 1000, 500).describe(
       'How long a key lookup is cached (at most 1 s: revocation applies within it).',
     ),
-    GRPC_DEADLINE_MS: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .default(5000)
-      .describe('Deadline of each call to an upstream service.'),
-    GRPC_BULK_DEADLINE_MS: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .default(60_000)
-      .describe('Deadline of the slow admin calls: each KB import batch, digest builds.'),
-    SHUTDOWN_DELAY_MS: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .default(0)
-      .describe('Time between failing readiness and closing the listener, for load balancers.'),
-    SHUTDOWN_GRACE_MS: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .default(10_000)
-      .describe('How long in-flight requests may take to finish before connections are cut.'),
+    GRPC_DEADLINE_MS: atLeast(1, 5000).describe('Deadline of each call to an upstream service.'),
+    GRPC_BULK_DEADLINE_MS: atLeast(1, 60_000).describe(
+      'Deadline of the slow admin calls: each KB import batch, digest builds.',
+    ),
+    SHUTDOWN_DELAY_MS: atLeast(0, 0).describe(
+      'Time between failing readiness and closing the listener, for load balancers.',
+    ),
+    SHUTDOWN_GRACE_MS: atLeast(0, 10_000).describe(
+      'How long in-flight requests may take to finish before connections are cut.',
+    ),
     // Slow clients (slowloris): the whole header block, and the whole request, within these.
-    HTTP_HEADERS_TIMEOUT_MS: z.coerce
-      .number()
-      .int()
-      .min(100)
-      .default(20_000)
-      .describe('A client must send its headers within this …'),
-    HTTP_REQUEST_TIMEOUT_MS: z.coerce
-      .number()
-      .int()
-      .min(100)
-      .default(30_000)
-      .describe('… and its whole request within this; else 408 and the connection closes.'),
+    HTTP_HEADERS_TIMEOUT_MS: atLeast(100, 20_000).describe(
+      'A client must send its headers within this …',
+    ),
+    HTTP_REQUEST_TIMEOUT_MS: atLeast(100, 30_000).describe(
+      '… and its whole request within this; else 408 and the connection closes.',
+    ),
     ...metricsEnv,
   })
-  .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'REDIS_URL', 'ADMIN_TOKEN']));
+  .superRefine(requiredUnlessEmbedded(REQUIRED_BACKENDS));
 
-export interface GatewayConfig {
-  port: number;
-  host: string;
-  adminPort: number;
-  adminHost: string;
-  /** Unset only in embedded mode, where one is generated under DATA_DIR. */
-  adminToken: string | undefined;
-  /** Unset = embedded store (JSONL journal under DATA_DIR/gateway). */
-  mysqlUrl: string | undefined;
-  /** Unset = per-replica in-memory rate limiting. */
-  redisUrl: string | undefined;
-  ticketsAddr: string;
-  knowledgeAddr: string;
-  answersAddr: string;
-  digestAddr: string;
-  embedded: boolean;
-  dataDir: string;
-  /**
-   * PUBLIC_BASE_URL without a trailing slash; unset = each request's own address (Host, or the
-   * X-Forwarded-* headers of a trusted proxy), see entry-points/http/base-url.ts.
-   */
-  publicBaseUrl?: string | undefined;
-  /** RFC 9728 `authorization_servers` of the protected-resource metadata; default none. */
-  authorizationServers?: string[];
-  trustProxy: boolean | number | string;
-  /** Browser origins allowed to call /api/mcp; requests with any other Origin header get 403. */
-  mcpAllowedOrigins: string[];
-  authFailuresPerMinPerIp: number;
-  keyCacheTtlMs: number;
-  grpcDeadlineMs: number;
-  /** Deadline of the slow admin calls: each KB import batch, digest builds. */
-  grpcBulkDeadlineMs: number;
-  /** Time between failing readiness and closing the listener, for load balancers to notice. */
-  shutdownDelayMs: number;
-  /** How long in-flight requests may take to finish before connections are cut. */
-  shutdownGraceMs: number;
-  /** A client must send its headers within this (default 20 s) … */
-  httpHeadersTimeoutMs?: number;
-  /** … and its whole request within this (default 30 s); else 408 and the connection closes. */
-  httpRequestTimeoutMs?: number;
-  logLevel: string;
-  /** Prometheus GET /metrics (served by main); 0 = off. Unset in hand-built configs = off. */
-  metricsPort?: number;
-  /** Default 127.0.0.1 (METRICS_HOST). */
-  metricsHost?: string | undefined;
-}
+export type GatewayConfig = z.infer<typeof configSchema>;
 
 /** Reads and validates the gateway's environment; throws ConfigError with every problem. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const e = loadConfig(configSchema, env, { service: 'gateway' });
-  const publicBaseUrl = e.PUBLIC_BASE_URL?.replace(/\/+$/, '');
-  return {
-    port: e.PORT,
-    host: e.HOST,
-    adminPort: e.ADMIN_PORT,
-    adminHost: e.ADMIN_HOST,
-    adminToken: e.ADMIN_TOKEN,
-    mysqlUrl: e.MYSQL_URL,
-    redisUrl: e.REDIS_URL,
-    ticketsAddr: e.TICKETS_ADDR.address,
-    knowledgeAddr: e.KNOWLEDGE_ADDR.address,
-    answersAddr: e.ANSWERS_ADDR.address,
-    digestAddr: e.DIGEST_ADDR.address,
-    embedded: e.EMBEDDED,
-    dataDir: e.DATA_DIR,
-    publicBaseUrl,
-    authorizationServers: e.AUTHORIZATION_SERVERS,
-    trustProxy: e.TRUST_PROXY,
-    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
-    authFailuresPerMinPerIp: e.AUTH_FAILURES_PER_MIN_PER_IP,
-    keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
-    grpcDeadlineMs: e.GRPC_DEADLINE_MS,
-    grpcBulkDeadlineMs: e.GRPC_BULK_DEADLINE_MS,
-    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
-    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
-    httpHeadersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
-    httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
-    logLevel: e.LOG_LEVEL,
-    metricsPort: e.METRICS_PORT,
-    metricsHost: e.METRICS_HOST,
-  };
-}
-
-/** The same rules as the schema, for callers that build a GatewayConfig by hand (tests). */
-export function assertRunnable(config: GatewayConfig): void {
-  if (config.embedded) return;
-  const missing = [
-    config.mysqlUrl === undefined && 'MYSQL_URL',
-    config.redisUrl === undefined && 'REDIS_URL',
-    config.adminToken === undefined && 'ADMIN_TOKEN',
-  ].filter(Boolean);
-  if (missing.length > 0) {
-    throw new ConfigError(
-      `${missing.join(', ')} required: the embedded fallback only applies under \`npm start\` (EMBEDDED=true)`,
-    );
-  }
+  return loadConfig(configSchema, env, { service: 'gateway' });
 }

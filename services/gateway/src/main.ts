@@ -5,11 +5,9 @@ import { start, type GatewayHandle } from './server.js';
 
 runService('gateway', {
   loadConfig: () => loadGatewayConfig(),
-  logLevel: (c) => c.logLevel,
-  metrics: (c) => ({ port: c.metricsPort ?? 0, host: c.metricsHost ?? '127.0.0.1' }),
   start,
   started: (gateway, c) =>
-    printFirstStart(gateway, c.publicBaseUrl ?? `http://localhost:${gateway.port}`),
+    printFirstStart(gateway, c.PUBLIC_BASE_URL ?? `http://localhost:${gateway.port}`),
 });
 
 /** Secrets created on an embedded first start go to stdout once, outside the JSON logs. */

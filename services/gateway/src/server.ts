@@ -1,7 +1,14 @@
 import type http from 'node:http';
-import { createLogger, sleep, type Logger } from '@support-agent/shared';
-import { openAdapters, createApps, resolveAdminToken, type Closers } from './composition.js';
-import { assertRunnable, type GatewayConfig } from './config.js';
+import {
+  assertRunnable,
+  Closers,
+  createLogger,
+  once,
+  sleep,
+  type Logger,
+} from '@support-agent/shared';
+import { openAdapters, createApps, resolveAdminToken } from './composition.js';
+import { REQUIRED_BACKENDS, type GatewayConfig } from './config.js';
 import { readOpenApiFile } from './data-access/openapi-file.js';
 import { ApiContract, type JsonObject } from './domain/api-contract.js';
 import type { DemoKbSeeder } from './domain/demo-kb-seeder.js';
@@ -28,12 +35,12 @@ export interface GatewayHandle {
 /** Starts the public and admin listeners; port 0 picks free ports (tests). */
 export async function start(
   config: GatewayConfig,
-  logger: Logger = createLogger('gateway', config.logLevel),
+  logger: Logger = createLogger('gateway', config.LOG_LEVEL),
 ): Promise<GatewayHandle> {
-  assertRunnable(config);
+  assertRunnable(config, REQUIRED_BACKENDS);
   // The OpenAPI document first: an inconsistent contract fails the start before anything opens.
   const contract = new ApiContract(readOpenApiFile() as JsonObject);
-  const closers: Closers = [];
+  const closers = new Closers(logger);
   const servers: http.Server[] = [];
   try {
     const adminToken = resolveAdminToken(config, logger);
@@ -49,34 +56,30 @@ export async function start(
     });
 
     const timeouts = {
-      headersMs: config.httpHeadersTimeoutMs ?? 20_000,
-      requestMs: config.httpRequestTimeoutMs ?? 30_000,
+      headersMs: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestMs: config.HTTP_REQUEST_TIMEOUT_MS,
     };
-    servers.push(await listen(apps.publicApp, config.port, config.host, timeouts));
-    servers.push(await listen(apps.adminApp, config.adminPort, config.adminHost, timeouts));
+    servers.push(await listen(apps.publicApp, config.PORT, config.HOST, timeouts));
+    servers.push(await listen(apps.adminApp, config.ADMIN_PORT, config.ADMIN_HOST, timeouts));
     const [port, adminPort] = servers.map(boundPort) as [number, number];
     logger.info(
       {
         port,
         adminPort,
-        store: config.mysqlUrl ? 'mysql' : 'embedded',
+        store: config.MYSQL_URL ? 'mysql' : 'embedded',
         rateLimits: adapters.redis ? 'redis' : 'memory',
       },
       'gateway listening',
     );
 
-    let stopping: Promise<void> | undefined;
-    const stop = () => {
-      stopping ??= (async () => {
-        shuttingDown = true;
-        logger.info('gateway stopping: readiness failed, draining requests');
-        if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
-        await Promise.all(servers.map((s) => closeServer(s, config.shutdownGraceMs)));
-        await closeAll(closers, logger);
-        logger.info('gateway stopped');
-      })();
-      return stopping;
-    };
+    const stop = once(async () => {
+      shuttingDown = true;
+      logger.info('gateway stopping: readiness failed, draining requests');
+      if (config.SHUTDOWN_DELAY_MS > 0) await sleep(config.SHUTDOWN_DELAY_MS);
+      await Promise.all(servers.map((s) => closeServer(s, config.SHUTDOWN_GRACE_MS)));
+      await closers.closeAll();
+      logger.info('gateway stopped');
+    });
 
     return {
       port,
@@ -89,16 +92,7 @@ export async function start(
     };
   } catch (err) {
     await Promise.all(servers.map((s) => closeServer(s, 0)));
-    await closeAll(closers, logger);
+    await closers.closeAll();
     throw err;
-  }
-}
-
-/** Closes newest first; a failing close is logged and the others still run. */
-async function closeAll(closers: Closers, logger: Logger): Promise<void> {
-  for (const close of [...closers].reverse()) {
-    await Promise.resolve()
-      .then(close)
-      .catch((err: unknown) => logger.warn({ err }, 'error while closing'));
   }
 }

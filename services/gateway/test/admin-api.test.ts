@@ -1,49 +1,34 @@
 // Admin API (separate listener) against real MariaDB and Redis with a canned tickets upstream.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestDatabase } from '../../../test/support/mysql.js';
-import { startFakeUpstreams, type FakeUpstreams } from './support/fake-upstreams.js';
+import { type FakeUpstreams } from './support/fake-upstreams.js';
 import {
   admin,
+  assertError,
+  createOrg,
+  type GatewayBackends,
   request,
-  requireEnv,
   startGateway,
-  uniqueSlug,
-  type HttpResult,
+  startGatewayBackends,
   type TestGateway,
+  uniqueSlug,
 } from './support/gateway.js';
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let backends: GatewayBackends;
 let upstreams: FakeUpstreams;
 let gw: TestGateway;
 
-function assertError(res: HttpResult, status: number, code: string, param?: string): void {
-  assert.equal(res.status, status, res.text);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
-  assert.equal(res.json?.error?.code, code, res.text);
-  if (param !== undefined) assert.equal(res.json.error.param, param, res.text);
-}
-
-async function newOrg(): Promise<string> {
-  const id = uniqueSlug('adm');
-  assert.equal((await admin(gw, 'POST', '/orgs', { name: 'Org', id })).status, 201);
-  return id;
-}
+const newOrg = () => createOrg(gw, 'adm');
 
 before(async () => {
-  db = await createTestDatabase('gwadm');
-  upstreams = await startFakeUpstreams();
-  gw = await startGateway({
-    MYSQL_URL: db.url,
-    REDIS_URL: requireEnv('TEST_REDIS_URL'),
-    UPSTREAM: upstreams.address,
-  });
+  backends = await startGatewayBackends('gwadm');
+  upstreams = backends.upstreams;
+  gw = await startGateway(backends.env);
 });
 
 after(async () => {
   await gw?.stop();
-  await upstreams?.stop();
-  await db?.drop();
+  await backends?.stop();
 });
 
 describe('admin authentication', () => {

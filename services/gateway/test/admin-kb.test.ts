@@ -3,40 +3,29 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { AppError } from '@support-agent/shared';
-import { createTestDatabase } from '../../../test/support/mysql.js';
 import {
   DIGEST_BUSY_WEEK,
   NOT_A_MONDAY,
   REJECTED_QUESTION,
-  startFakeUpstreams,
   type FakeUpstreams,
 } from './support/fake-upstreams.js';
 import {
   admin,
-  request,
-  requireEnv,
-  startGateway,
-  uniqueSlug,
+  assertError,
+  createOrg,
+  type GatewayBackends,
   type HttpResult,
+  request,
+  startGateway,
+  startGatewayBackends,
   type TestGateway,
 } from './support/gateway.js';
 
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let backends: GatewayBackends;
 let upstreams: FakeUpstreams;
 let gw: TestGateway;
 
-function assertError(res: HttpResult, status: number, code: string, param?: string): void {
-  assert.equal(res.status, status, res.text);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
-  assert.equal(res.json?.error?.code, code, res.text);
-  if (param !== undefined) assert.equal(res.json.error.param, param, res.text);
-}
-
-async function newOrg(): Promise<string> {
-  const id = uniqueSlug('kb');
-  assert.equal((await admin(gw, 'POST', '/orgs', { name: 'Org', id })).status, 201);
-  return id;
-}
+const newOrg = () => createOrg(gw, 'kb');
 
 /** POSTs a raw import body with the given Content-Type. */
 function importRaw(orgId: string, body: string, contentType: string): Promise<HttpResult> {
@@ -55,19 +44,14 @@ const entry = (id: string, extra: Record<string, unknown> = {}) => ({
 });
 
 before(async () => {
-  db = await createTestDatabase('gwkb');
-  upstreams = await startFakeUpstreams();
-  gw = await startGateway({
-    MYSQL_URL: db.url,
-    REDIS_URL: requireEnv('TEST_REDIS_URL'),
-    UPSTREAM: upstreams.address,
-  });
+  backends = await startGatewayBackends('gwkb');
+  upstreams = backends.upstreams;
+  gw = await startGateway(backends.env);
 });
 
 after(async () => {
   await gw?.stop();
-  await upstreams?.stop();
-  await db?.drop();
+  await backends?.stop();
 });
 
 beforeEach(() => {

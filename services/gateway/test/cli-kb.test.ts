@@ -8,16 +8,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { NOT_A_MONDAY, REJECTED_QUESTION, type FakeUpstreams } from './support/fake-upstreams.js';
 import {
-  NOT_A_MONDAY,
-  REJECTED_QUESTION,
-  startFakeUpstreams,
-  type FakeUpstreams,
-} from './support/fake-upstreams.js';
-import { admin, startGateway, uniqueSlug, type TestGateway } from './support/gateway.js';
+  createOrg,
+  startGateway,
+  startGatewayBackends,
+  type GatewayBackends,
+  type TestGateway,
+} from './support/gateway.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/admin.js', import.meta.url));
 
+let backends: GatewayBackends;
 let upstreams: FakeUpstreams;
 let gw: TestGateway;
 let dataDir: string;
@@ -46,32 +48,22 @@ function file(name: string, content: string): string {
   return p;
 }
 
-async function newOrg(): Promise<string> {
-  const id = uniqueSlug('cli');
-  assert.equal((await admin(gw, 'POST', '/orgs', { name: 'CLI', id })).status, 201);
-  return id;
-}
+const newOrg = () => createOrg(gw, 'cli', 'CLI');
 
 const jsonl = (id: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ id, question: `What is ${id}?`, answer: `It is ${id}.`, ...extra });
 
 before(async () => {
   assert.ok(existsSync(CLI), `${CLI} missing: run \`npx tsc -b services/gateway\` first`);
-  upstreams = await startFakeUpstreams();
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'gw-cli-kb-'));
+  backends = await startGatewayBackends('gw-cli-kb', { embedded: true });
+  ({ upstreams, dataDir } = backends);
   filesDir = mkdtempSync(path.join(os.tmpdir(), 'gw-cli-kb-files-'));
-  gw = await startGateway({
-    EMBEDDED: 'true',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: undefined,
-    UPSTREAM: upstreams.address,
-  });
+  gw = await startGateway(backends.env);
 });
 
 after(async () => {
   await gw?.stop();
-  await upstreams?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await backends?.stop();
   rmSync(filesDir, { recursive: true, force: true });
 });
 

@@ -1,18 +1,23 @@
 // The admin CLI (built: `npx tsc -b services/gateway`) against a running admin listener.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { startFakeUpstreams, type FakeUpstreams } from './support/fake-upstreams.js';
-import { request, startGateway, uniqueSlug, type TestGateway } from './support/gateway.js';
+import {
+  request,
+  startGateway,
+  startGatewayBackends,
+  uniqueSlug,
+  type GatewayBackends,
+  type TestGateway,
+} from './support/gateway.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/admin.js', import.meta.url));
 
-let upstreams: FakeUpstreams;
+let backends: GatewayBackends;
 let gw: TestGateway;
 let dataDir: string;
 
@@ -50,21 +55,15 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
 
 before(async () => {
   assert.ok(existsSync(CLI), `${CLI} missing: run \`npx tsc -b services/gateway\` first`);
-  upstreams = await startFakeUpstreams();
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'gw-cli-'));
   // Embedded: the CLI finds the generated token in DATA_DIR/admin-token.
-  gw = await startGateway({
-    EMBEDDED: 'true',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: undefined,
-    UPSTREAM: upstreams.address,
-  });
+  backends = await startGatewayBackends('gw-cli', { embedded: true });
+  dataDir = backends.dataDir;
+  gw = await startGateway(backends.env);
 });
 
 after(async () => {
   await gw?.stop();
-  await upstreams?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await backends?.stop();
 });
 
 describe('admin CLI', () => {

@@ -147,7 +147,7 @@ describe('authentication without OAuth', () => {
     }
     assert.deepEqual(
       loadGatewayConfig({ EMBEDDED: 'true', AUTHORIZATION_SERVERS: 'http://127.0.0.1:9000/' })
-        .authorizationServers,
+        .AUTHORIZATION_SERVERS,
       ['http://127.0.0.1:9000'],
     );
   });

@@ -2,24 +2,16 @@
 // background, whenever that service comes up, exactly once across restarts.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { freePort } from '../../../test/support/backends.js';
 import { DEMO_KB } from '../src/domain/demo-kb.js';
 import { startFakeUpstreams, type FakeUpstreams } from './support/fake-upstreams.js';
 import { request, startGateway, type TestGateway } from './support/gateway.js';
 
 let upstreams: FakeUpstreams;
 const cleanup: Array<() => Promise<void> | void> = [];
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function tempDir(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gw-demo-kb-'));

@@ -168,36 +168,36 @@ describe('configuration', () => {
 
   it('when embedded, then backends are optional and the documented defaults apply', () => {
     const c = loadGatewayConfig({ EMBEDDED: 'true' });
-    assert.equal(c.port, 8080);
-    assert.equal(c.host, '0.0.0.0');
-    assert.equal(c.adminPort, 8081);
-    assert.equal(c.adminHost, '127.0.0.1');
-    assert.equal(c.publicBaseUrl, undefined, 'unset: derived from each request');
-    assert.deepEqual(c.authorizationServers, []);
-    assert.equal(c.ticketsAddr, '127.0.0.1:50051');
-    assert.equal(c.digestAddr, '127.0.0.1:50054');
-    assert.equal(c.keyCacheTtlMs, 500);
-    assert.equal(c.authFailuresPerMinPerIp, 20);
-    assert.equal(c.grpcDeadlineMs, 5000);
-    assert.equal(c.trustProxy, false);
-    assert.equal(c.mysqlUrl, undefined);
+    assert.equal(c.PORT, 8080);
+    assert.equal(c.HOST, '0.0.0.0');
+    assert.equal(c.ADMIN_PORT, 8081);
+    assert.equal(c.ADMIN_HOST, '127.0.0.1');
+    assert.equal(c.PUBLIC_BASE_URL, undefined, 'unset: derived from each request');
+    assert.deepEqual(c.AUTHORIZATION_SERVERS, []);
+    assert.equal(c.TICKETS_ADDR.address, '127.0.0.1:50051');
+    assert.equal(c.DIGEST_ADDR.address, '127.0.0.1:50054');
+    assert.equal(c.KEY_CACHE_TTL_MS, 500);
+    assert.equal(c.AUTH_FAILURES_PER_MIN_PER_IP, 20);
+    assert.equal(c.GRPC_DEADLINE_MS, 5000);
+    assert.equal(c.TRUST_PROXY, false);
+    assert.equal(c.MYSQL_URL, undefined);
     assert.equal(
-      loadGatewayConfig({ EMBEDDED: 'true', PUBLIC_BASE_URL: 'https://x.test/' }).publicBaseUrl,
+      loadGatewayConfig({ EMBEDDED: 'true', PUBLIC_BASE_URL: 'https://x.test/' }).PUBLIC_BASE_URL,
       'https://x.test',
     );
-    assert.equal(loadGatewayConfig({ EMBEDDED: 'true', TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.equal(loadGatewayConfig({ EMBEDDED: 'true', TRUST_PROXY: '2' }).TRUST_PROXY, 2);
   });
 
   it('when PORT_BASE is set, then the listeners and upstream addresses follow it; explicit ones win; metrics bind loopback', () => {
     const c = loadGatewayConfig({ EMBEDDED: 'true', PORT_BASE: '18500', ADMIN_PORT: '7001' });
-    assert.equal(c.port, 18500);
-    assert.equal(c.adminPort, 7001);
-    assert.equal(c.ticketsAddr, '127.0.0.1:18511');
-    assert.equal(c.digestAddr, '127.0.0.1:18514');
-    assert.equal(c.metricsPort, 18525);
-    assert.equal(c.metricsHost, '127.0.0.1');
+    assert.equal(c.PORT, 18500);
+    assert.equal(c.ADMIN_PORT, 7001);
+    assert.equal(c.TICKETS_ADDR.address, '127.0.0.1:18511');
+    assert.equal(c.DIGEST_ADDR.address, '127.0.0.1:18514');
+    assert.equal(c.METRICS_PORT, 18525);
+    assert.equal(c.METRICS_HOST, '127.0.0.1');
     assert.equal(
-      loadGatewayConfig({ EMBEDDED: 'true', METRICS_HOST: '0.0.0.0' }).metricsHost,
+      loadGatewayConfig({ EMBEDDED: 'true', METRICS_HOST: '0.0.0.0' }).METRICS_HOST,
       '0.0.0.0',
     );
   });

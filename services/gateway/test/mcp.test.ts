@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ConfigError } from '@support-agent/shared';
 import { createTestDatabase } from '../../../test/support/mysql.js';
+import { INITIALIZE, toolCall } from '../../../test/support/mcp.js';
 import { loadGatewayConfig } from '../src/config.js';
 import { startFakeUpstreams, type FakeUpstreams } from './support/fake-upstreams.js';
 import {
@@ -53,12 +54,7 @@ function rpc(base: string, body: unknown, k?: string, headers: Record<string, st
   });
 }
 
-const call = (name: string, args: Record<string, unknown>, id: number = 1) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name, arguments: args },
-});
+const call = (name: string, args: Record<string, unknown>, id = 1) => toolCall(name, args, id);
 
 async function tool(client: Client, name: string, args: Record<string, unknown>) {
   return (await client.callTool({ name, arguments: args })) as {
@@ -270,16 +266,7 @@ describe('HTTP checks', () => {
   });
 
   it('when the Origin is listed (normalized), then it passes; any other is 403 before authentication', async () => {
-    const init = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 't', version: '0' },
-      },
-    };
+    const init = INITIALIZE;
     for (const origin of ['https://app.example.test', 'http://localhost:3000']) {
       const res = await rpc(gw.base, init, key, { origin });
       assert.equal(res.status, 200, origin);
@@ -318,10 +305,10 @@ describe('HTTP checks', () => {
   it('when MCP_ALLOWED_ORIGINS holds something that is not an origin, then the config is refused', () => {
     assert.deepEqual(
       loadGatewayConfig({ EMBEDDED: 'true', MCP_ALLOWED_ORIGINS: ' https://A.example , ' })
-        .mcpAllowedOrigins,
+        .MCP_ALLOWED_ORIGINS,
       ['https://a.example'],
     );
-    assert.deepEqual(loadGatewayConfig({ EMBEDDED: 'true' }).mcpAllowedOrigins, []);
+    assert.deepEqual(loadGatewayConfig({ EMBEDDED: 'true' }).MCP_ALLOWED_ORIGINS, []);
     for (const bad of ['*', 'https://a.example/path', 'ftp://a.example', 'a.example']) {
       assert.throws(
         () => loadGatewayConfig({ EMBEDDED: 'true', MCP_ALLOWED_ORIGINS: bad }),

@@ -5,16 +5,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { AppError } from '@support-agent/shared';
-import { createTestDatabase } from '../../../test/support/mysql.js';
 import { OPENAPI_FILE, readOpenApiFile } from '../src/data-access/openapi-file.js';
 import { AgentOperations, type Caller } from '../src/domain/agent-operations.js';
 import { ApiContract, ContractError, type JsonObject } from '../src/domain/api-contract.js';
 import { SCOPES } from '../src/domain/scopes.js';
-import { startFakeUpstreams, type FakeUpstreams } from './support/fake-upstreams.js';
 import {
+  type GatewayBackends,
   request,
-  requireEnv,
   startGateway,
+  startGatewayBackends,
   TEST_BASE_URL,
   type TestGateway,
 } from './support/gateway.js';
@@ -210,24 +209,17 @@ describe('the contract derived from the document', () => {
 });
 
 describe('serving the document and the reference page', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let upstreams: FakeUpstreams;
+  let backends: GatewayBackends;
   let gw: TestGateway;
 
   before(async () => {
-    db = await createTestDatabase('gwoa');
-    upstreams = await startFakeUpstreams();
-    gw = await startGateway({
-      MYSQL_URL: db.url,
-      REDIS_URL: requireEnv('TEST_REDIS_URL'),
-      UPSTREAM: upstreams.address,
-    });
+    backends = await startGatewayBackends('gwoa');
+    gw = await startGateway(backends.env);
   });
 
   after(async () => {
     await gw?.stop();
-    await upstreams?.stop();
-    await db?.drop();
+    await backends?.stop();
   });
 
   it('when openapi.json is fetched without a key, then both prefixes serve the file with servers = / and PUBLIC_BASE_URL', async () => {

@@ -2,7 +2,11 @@
 // instances sharing the test MariaDB and Redis (as replicas do in production).
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { startRedis } from '../../../test/support/backends.js';
 import { createTestDatabase } from '../../../test/support/mysql.js';
 import { AppError } from '@support-agent/shared';
 import { generateApiKey } from '../src/domain/api-keys.js';
@@ -16,7 +20,6 @@ import {
   startGateway,
   type TestGateway,
 } from './support/gateway.js';
-import { startPrivateRedis } from './support/private-redis.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let upstreams: FakeUpstreams;
@@ -234,7 +237,9 @@ describe('failed-authentication throttling per client IP', () => {
 
 describe('Redis outage', () => {
   it('when Redis goes away, then requests are still served with per-replica in-memory limits', async () => {
-    const redis = await startPrivateRedis();
+    // A redis-server of this test's own: stopping it affects nobody else.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gw-redis-'));
+    const redis = await startRedis(dir);
     let d: TestGateway | undefined;
     try {
       d = await startGateway({
@@ -247,7 +252,8 @@ describe('Redis outage', () => {
       assert.equal(up.status, 200);
       assert.match(up.headers.get('ratelimit') ?? '', /^"key";r=2;/);
 
-      await redis.kill();
+      redis.kill('SIGKILL'); // a crash, not a shutdown
+      await redis.stop();
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
         const res = await search(d, key);
@@ -261,7 +267,8 @@ describe('Redis outage', () => {
       assert.match(ready.json.checks.redis, /^failed/);
     } finally {
       await d?.stop();
-      await redis.kill();
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

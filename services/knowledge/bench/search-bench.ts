@@ -1,6 +1,6 @@
-// Search latency and throughput of the embedded index (the `npm start` backend) at
-// 1k, 10k and 100k entries in one organization, through the domain use case (query
-// analysis + hashed query embedding + candidates + calibrated rescoring).
+// Search latency, throughput and CPU per search of the embedded index (the `npm start`
+// backend) at 1k, 10k and 100k entries in one organization, through the domain use case
+// (query analysis + hashed query embedding + candidates + reranking), in this process.
 // Synthetic text is generated here (Zipf-distributed pseudo-words), never taken
 // from evaluation data.
 //
@@ -27,7 +27,9 @@ const reloadSeconds: string[] = [];
 console.log(
   `embedded index search benchmark (node ${process.version}, ${queryCount} queries per size, limit 5)\n`,
 );
-console.log('entries   import/s   index MB*   search p50   search p99   searches/s   avg results');
+console.log(
+  'entries   import/s   index MB*   search p50   search p99   searches/s   CPU ms/search   RSS MB   avg results',
+);
 for (const size of sizes) {
   const dir = mkdtempSync(join(tmpdir(), 'kb-bench-'));
   try {
@@ -57,6 +59,7 @@ for (const size of sizes) {
 
     const latencies: number[] = [];
     let results = 0;
+    const cpu = process.cpuUsage();
     const started = performance.now();
     for (const q of queries) {
       const t = performance.now();
@@ -64,6 +67,8 @@ for (const size of sizes) {
       latencies.push(performance.now() - t);
     }
     const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    const cpuMs = (used.user + used.system) / 1000 / queries.length;
     latencies.sort((a, b) => a - b);
     const denseMb = (size * embeddings.dimensions * 4) / 1e6;
     console.log(
@@ -74,6 +79,8 @@ for (const size of sizes) {
         `${percentile(latencies, 0.5).toFixed(2)} ms`.padStart(12),
         `${percentile(latencies, 0.99).toFixed(2)} ms`.padStart(12),
         (queries.length / seconds).toFixed(0).padStart(12),
+        cpuMs.toFixed(3).padStart(15),
+        (process.memoryUsage().rss / 1e6).toFixed(0).padStart(8),
         (results / queries.length).toFixed(1).padStart(13),
       ].join(' '),
     );
@@ -95,5 +102,7 @@ for (const size of sizes) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-console.log('\n* dense vectors only (float32); postings and text come on top.');
+console.log(
+  '\n* dense vectors only (float32); postings and text come on top. RSS: this process, which also holds the synthetic entries it imported.',
+);
 console.log(`journal reload at start-up: ${reloadSeconds.join(', ')}`);

@@ -4,8 +4,6 @@ import { start } from './server.js';
 
 runService('knowledge', {
   loadConfig: () => loadKnowledgeConfig(),
-  prepare: (c) => applyV8Flags(c.v8Flags),
-  logLevel: (c) => c.logLevel,
-  metrics: (c) => ({ port: c.metricsPort ?? 0, host: c.metricsHost ?? '127.0.0.1' }),
+  prepare: (c) => applyV8Flags(c.V8_FLAGS),
   start,
 });

@@ -1,6 +1,12 @@
-import { createLogger, startGrpcServer, type Logger } from '@support-agent/shared';
+import {
+  assertRunnable,
+  createLogger,
+  once,
+  startGrpcServer,
+  type Logger,
+} from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
-import { assertRunnable, type KnowledgeConfig } from './config.js';
+import { REQUIRED_BACKENDS, type KnowledgeConfig } from './config.js';
 import { createBackend } from './composition.js';
 import { fingerprintKey } from './domain/fingerprint.js';
 import type { KnowledgeDeps } from './domain/search.js';
@@ -18,9 +24,9 @@ export interface KnowledgeServer {
 /** Starts the knowledge service: adapters from config, collection ensured, gRPC + health. */
 export async function start(
   config: KnowledgeConfig,
-  logger: Logger = createLogger('knowledge', config.logLevel),
+  logger: Logger = createLogger('knowledge', config.LOG_LEVEL),
 ): Promise<KnowledgeServer> {
-  assertRunnable(config);
+  assertRunnable(config, REQUIRED_BACKENDS);
   const backend = await createBackend(config, logger);
   const { index, embeddings, catalog } = backend;
   await index.init();
@@ -37,8 +43,8 @@ export async function start(
   let grpc;
   try {
     grpc = await startGrpcServer({
-      host: config.host,
-      port: config.port,
+      host: config.KNOWLEDGE_ADDR.host,
+      port: config.KNOWLEDGE_ADDR.port,
       services: [
         { definition: knowledge.KnowledgeServiceService, implementation: knowledgeHandlers(deps) },
         {
@@ -62,17 +68,13 @@ export async function start(
     'knowledge service listening',
   );
 
-  let stopped: Promise<void> | undefined;
   return {
     port: grpc.port,
     collection: index.collection,
-    stop() {
-      stopped ??= (async () => {
-        await grpc.stop(config.shutdownGraceMs);
-        await index.close();
-        logger.info('knowledge service stopped');
-      })();
-      return stopped;
-    },
+    stop: once(async () => {
+      await grpc.stop(config.SHUTDOWN_GRACE_MS);
+      await index.close();
+      logger.info('knowledge service stopped');
+    }),
   };
 }

@@ -15,7 +15,9 @@ import {
   EmbeddedIndex,
   type EmbeddedIndexOptions,
 } from '../src/data-access/embedded-index/index.js';
+import { JournalReader } from '../src/data-access/embedded-index/journal-reader.js';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
+import { lexicalSimilarity, queryTerms, termIdfs } from '../src/domain/scoring.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
 import { silentLogger, tempDir } from './support/fixtures.js';
@@ -219,5 +221,107 @@ describe('embedded index persistence', () => {
       spilled.remove();
       inMemory.remove();
     }
+  });
+});
+
+describe('embedded index lexical candidates', () => {
+  for (const [way, accumulateUpTo] of [
+    ['pruned (MaxScore)', 0],
+    ['accumulated', Infinity],
+  ] as const)
+    it(`when a query mixes a word most entries hold with rare ones, then the ${way} top k is exactly the k best by BM25, dead entries left out`, async () => {
+      const dir = tempDir('kb-lexical-');
+      try {
+        const { index, deps } = await open(dir.path, { lexicalAccumulateUpTo: accumulateUpTo });
+        // Every entry says "widget"; every 7th "gizmo", every 11th "sprocket"; answers of
+        // different lengths give every entry its own weights (no ties at the k-th place).
+        const entries = Array.from({ length: 400 }, (_, i) => ({
+          id: `w${i}`,
+          question: `widget ${i % 7 === 0 ? 'gizmo' : ''} ${i % 11 === 0 ? 'sprocket' : ''} question ${i}`,
+          answer: `answer ${'filler '.repeat(i % 37)}${i % 5 === 0 ? 'gizmo' : ''}`,
+          tags: [],
+        }));
+        await upsertEntries(deps, 'acme', entries);
+        await deleteEntries(deps, 'acme', ['w0', 'w77']);
+        const terms = queryTerms('widget gizmo sprocket');
+        const exhaustive = await index.candidates({
+          orgId: 'acme',
+          dense: null,
+          terms,
+          limit: 1000,
+        });
+        assert.equal(exhaustive.size, 398, 'every live entry holds "widget"');
+        const idfs = termIdfs(terms, exhaustive);
+        const best = Array.from({ length: exhaustive.size }, (_, k) => ({
+          id: exhaustive.idOf(k),
+          score: lexicalSimilarity(terms, idfs, exhaustive.termWeights, k * exhaustive.termCount),
+        })).sort((a, b) => b.score - a.score);
+        for (const k of [1, 10, 50]) {
+          assert.ok(best[k - 1]!.score > best[k]!.score, `no tie at place ${k}`);
+          const pruned = await index.candidates({ orgId: 'acme', dense: null, terms, limit: k });
+          assert.deepEqual(
+            Array.from({ length: pruned.size }, (_, i) => pruned.idOf(i)).sort(),
+            best
+              .slice(0, k)
+              .map((b) => b.id)
+              .sort(),
+          );
+        }
+        await index.close();
+      } finally {
+        dir.remove();
+      }
+    });
+});
+
+describe('embedded index search results', () => {
+  it('when an entry’s text imitates the journal’s field layout, then search returns its text exactly', async () => {
+    const dir = tempDir('kb-text-');
+    try {
+      const { index, deps } = await open(dir.path);
+      const tricky = {
+        id: 'tricky',
+        question: 'Why does my export show ,"u":1} in the header?',
+        answer: 'Quotes " and ,"u": and \\ and émojis 🙂 are kept; "g":["x"],"u":5 too.',
+        tags: ['csv,"u":', 'export'],
+      };
+      await upsertEntries(deps, 'acme', [tricky, entry(1)]);
+      const [hit] = await searchEntries(deps, { orgId: 'acme', query: 'export header' });
+      assert.equal(hit?.entryId, 'tricky');
+      assert.equal(hit.question, tricky.question);
+      assert.equal(hit.answer, tricky.answer);
+      await index.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('when results are read again, then their text comes from memory until the byte bound pushes it out', () => {
+    const lines = new Map<number, Buffer>();
+    const reads: number[] = [];
+    const at = (i: number) => ({ segment: 1, offset: i * 1000, length: 0 });
+    for (let i = 0; i < 4; i++) {
+      const record = { t: 'put', o: 'acme', id: `e${i}`, q: `Q${i}`, a: 'x'.repeat(400), g: [] };
+      lines.set(i * 1000, Buffer.from(`${JSON.stringify(record).slice(0, -1)},"u":1}`));
+    }
+    const line = (p: { offset: number }) => {
+      reads.push(p.offset / 1000);
+      return lines.get(p.offset)!;
+    };
+    // Room for two of these records (≈ 1.1 KB each as counted).
+    const reader = new JournalReader(line, 2400);
+    assert.equal(reader.text(at(0)).q, 'Q0');
+    assert.equal(reader.text(at(0)).id, 'e0');
+    assert.deepEqual(reads, [0], 'the second read is served from memory');
+    reader.text(at(1));
+    reader.text(at(2));
+    assert.equal(reader.text(at(0)).q, 'Q0');
+    assert.deepEqual(reads, [0, 1, 2, 0], 'the least recently used text went out first');
+    assert.throws(() => (reader.text(at(0)).g as string[]).push('x'), 'kept tags cannot change');
+
+    const uncached = new JournalReader(line, 0);
+    uncached.text(at(3));
+    uncached.text(at(3));
+    assert.deepEqual(reads.slice(4), [3, 3], 'without a bound every read goes to the journal');
   });
 });

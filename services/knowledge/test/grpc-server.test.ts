@@ -23,7 +23,7 @@ function configFor(dataDir: string): KnowledgeConfig {
       KNOWLEDGE_ADDR: '127.0.0.1:0',
       LOG_LEVEL: 'silent',
     }),
-    shutdownGraceMs: 2_000,
+    SHUTDOWN_GRACE_MS: 2_000,
   };
 }
 
@@ -201,12 +201,12 @@ describe('knowledge configuration', () => {
 
   it('when started by npm start (EMBEDDED=true), then defaults apply', () => {
     const c = loadKnowledgeConfig({ EMBEDDED: 'true' });
-    assert.equal(c.host, '127.0.0.1');
-    assert.equal(c.port, 50052);
-    assert.equal(c.collectionPrefix, 'kb');
-    assert.equal(c.embeddingsModel, 'text-embedding-3-small');
-    assert.equal(c.dataDir, './data');
-    assert.equal(c.qdrantUrl, undefined);
+    assert.equal(c.KNOWLEDGE_ADDR.host, '127.0.0.1');
+    assert.equal(c.KNOWLEDGE_ADDR.port, 50052);
+    assert.equal(c.QDRANT_COLLECTION_PREFIX, 'kb');
+    assert.equal(c.EMBEDDINGS_MODEL, 'text-embedding-3-small');
+    assert.equal(c.DATA_DIR, './data');
+    assert.equal(c.QDRANT_URL, undefined);
   });
 
   it('when variables are set, then they are parsed and validated', () => {
@@ -216,9 +216,9 @@ describe('knowledge configuration', () => {
       QDRANT_COLLECTION_PREFIX: 'kb-prod',
       EMBEDDINGS_DIMENSIONS: '256',
     });
-    assert.equal(c.port, 6000);
-    assert.equal(c.qdrantUrl, 'http://qdrant:6333');
-    assert.equal(c.embeddingsDimensions, 256);
+    assert.equal(c.KNOWLEDGE_ADDR.port, 6000);
+    assert.equal(c.QDRANT_URL, 'http://qdrant:6333');
+    assert.equal(c.EMBEDDINGS_DIMENSIONS, 256);
     assert.throws(
       () => loadKnowledgeConfig({ EMBEDDED: 'true', QDRANT_COLLECTION_PREFIX: 'kb_x' }),
       ConfigError,
@@ -230,7 +230,7 @@ describe('knowledge configuration', () => {
   });
 
   it('when a hand-built config lacks QDRANT_URL without EMBEDDED, then start() refuses', async () => {
-    const config = { ...configFor('/nonexistent'), embedded: false };
+    const config = { ...configFor('/nonexistent'), EMBEDDED: false };
     await assert.rejects(start(config, silentLogger), ConfigError);
   });
 });

@@ -9,9 +9,11 @@ import { EmbeddedCatalog, EmbeddedIndex } from '../src/data-access/embedded-inde
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
 import { createQdrantClient, QdrantCatalog, QdrantIndex } from '../src/data-access/qdrant-index.js';
 import { collectionName } from '../src/domain/fingerprint.js';
+import { profileFromText } from '../src/domain/entry-profile.js';
 import { pointIdOf } from '../src/domain/hashing.js';
 import type { EmbeddingProvider, IndexCatalog, KnowledgeIndex } from '../src/domain/ports.js';
 import { reindex } from '../src/domain/reindex.js';
+import { dot, queryTerms } from '../src/domain/scoring.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
 import { ENTRIES, randomSuffix, silentLogger, tempDir } from './support/fixtures.js';
@@ -26,6 +28,12 @@ interface Backend {
 
 interface AdapterHarness {
   name: string;
+  /**
+   * How far a candidate's cosine may be from the dot product computed here: the embedded
+   * index sums the same float32 values in doubles (exactly equal); Qdrant computes it itself,
+   * in float32.
+   */
+  cosineTolerance: number;
   setup(): Promise<Backend>;
   /** Set for the stand-in: checks of the HTTP traffic itself. */
   standIn?: () => QdrantStandIn;
@@ -35,6 +43,7 @@ const PREFIX = `kbtest-${randomSuffix()}`;
 
 const embeddedHarness: AdapterHarness = {
   name: 'embedded index',
+  cosineTolerance: 0,
   async setup() {
     const dir = tempDir('kb-contract-');
     const opened: KnowledgeIndex[] = [];
@@ -63,6 +72,7 @@ const qdrantHarness: AdapterHarness = {
   name: process.env.QDRANT_URL
     ? `qdrant index (real server ${process.env.QDRANT_URL})`
     : 'qdrant index (OpenAPI-validating stand-in)',
+  cosineTolerance: 1e-6,
   async setup() {
     let url = process.env.QDRANT_URL;
     if (!url) {
@@ -359,6 +369,31 @@ for (const harness of [embeddedHarness, qdrantHarness]) {
       assert.equal(results[0]?.entryId, 'invite-teammates');
     });
 
+    it('when candidates come back, then the profile the adapter keeps for each equals the one derived from its text', async () => {
+      const query = 'reset password invoices teammates';
+      const terms = queryTerms(query);
+      const dense = await embeddings.embedQuery(query);
+      const set = await index.candidates({ orgId: org, dense, terms, limit: 50 });
+      assert.ok(set.size >= 3, `${set.size} candidates`);
+      for (let k = 0; k < set.size; k++) {
+        const c = set.candidate(k);
+        assert.equal(c.entry.id, set.idOf(k));
+        const stored = c.profile;
+        assert.ok(stored, `${c.entry.id} comes with its profile`);
+        const derived = profileFromText(c.entry);
+        assert.equal(stored.questionKey, derived.questionKey);
+        assert.deepEqual([...stored.questionTerms], [...derived.questionTerms]);
+        assert.equal(stored.questionGramNorm2, derived.questionGramNorm2);
+        for (const t of terms) assert.equal(stored.inAnswer(t), derived.inAnswer(t), t.term);
+        const [vector] = await embeddings.embedDocuments([c.entry]);
+        const exact = dot(dense, vector!);
+        assert.ok(
+          Math.abs(c.cosine! - exact) <= harness.cosineTolerance,
+          `${c.entry.id} cosine ${c.cosine} vs ${exact}`,
+        );
+      }
+    });
+
     it('when the same queries run, then the ranking and scores are recorded for the cross-adapter check', async () => {
       const rankings = [];
       for (const query of PARITY_QUERIES) {
@@ -429,18 +464,28 @@ for (const harness of [embeddedHarness, qdrantHarness]) {
         assert.deepEqual([...ops].sort(), ['count', 'delete', 'query', 'scroll']);
         assert.deepEqual(requestsWithoutOrgFilter(s.requests), []);
         const queries = s.requests.filter((r) => r.path.endsWith('/points/query'));
-        const hybrid = queries.find(
-          (r) => (r.body as { prefetch?: unknown[] }).prefetch?.length === 2,
-        );
-        assert.ok(hybrid, 'a hybrid query with two prefetches was sent');
-        assert.deepEqual((hybrid.body as { query: unknown }).query, { fusion: 'rrf' });
+        type Query = {
+          prefetch?: { prefetch?: unknown[]; query?: unknown };
+          query?: unknown;
+          using?: string;
+          with_vector?: unknown;
+        };
+        const hybrid = queries.find((r) => (r.body as Query).prefetch?.prefetch?.length === 2);
+        assert.ok(hybrid, 'a hybrid query with two nested prefetches was sent');
+        const body = hybrid.body as Query;
+        assert.deepEqual(body.prefetch!.query, { fusion: 'rrf' }, 'the prefetches are fused');
+        assert.ok(Array.isArray(body.query) && body.using === 'dense', 'then rescored densely');
+        assert.deepEqual(body.with_vector, ['sparse'], 'dense vectors are not fetched');
       });
 
-      it('when the collection is created, then it has named dense and sparse vectors and a tenant org_id index', () => {
+      it('when the collection is created, then it has named dense and sparse vectors, int8 scalar quantization and a tenant org_id index', () => {
         const s = getStandIn();
         const config = s.collectionConfig(index.collection)!;
         assert.deepEqual(config.dense.get('dense'), { size: 512, distance: 'Cosine' });
         assert.deepEqual(config.sparse.get('sparse'), { modifier: 'idf' });
+        assert.deepEqual(config.quantization, {
+          scalar: { type: 'int8', quantile: 0.99, always_ram: true },
+        });
         assert.deepEqual(s.payloadIndexes(index.collection)?.get('org_id'), {
           type: 'keyword',
           is_tenant: true,

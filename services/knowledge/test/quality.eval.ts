@@ -22,7 +22,7 @@ import { QdrantStandIn } from './support/qdrant-standin.js';
 import { collectionName } from '../src/domain/fingerprint.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { upsertEntries } from '../src/domain/upsert.js';
-import { Bm25Baseline } from '../src/eval/bm25-baseline.js';
+import { bm25Rankings } from '../src/eval/bm25-baseline.js';
 import { loadEvalCollection } from '../src/eval/eval-data.js';
 import {
   evaluateRankings,
@@ -78,6 +78,11 @@ try {
       ...(process.env.KB_EVAL_QUANTIZE_ABOVE
         ? { quantizeAbove: Number(process.env.KB_EVAL_QUANTIZE_ABOVE) }
         : {}),
+      // KB_EVAL_EXACT_DENSE_BUDGET=0: candidates from the inverted index only (what
+      // organizations over the brute-force dense pass's budget get).
+      ...(process.env.KB_EVAL_EXACT_DENSE_BUDGET
+        ? { exactDenseBudget: Number(process.env.KB_EVAL_EXACT_DENSE_BUDGET) }
+        : {}),
     });
   }
   await index.init();
@@ -109,14 +114,7 @@ try {
   }
   const elapsed = performance.now() - started;
 
-  const bm25 = new Bm25Baseline(
-    corpus.map((c) => ({ id: c.faq_id, text: `${c.question} ${c.answer}` })),
-  );
-  const baseline: RankedQuery[] = queries.map((q) => ({
-    queryId: q.query_id,
-    threadId: q.thread_id,
-    ranking: bm25.search(q.text, K),
-  }));
+  const baseline = bm25Rankings({ corpus, queries }, K);
 
   console.log(`collection: ${corpus.length} entries, ${queries.length} queries (${corpusPath})`);
   console.log(`project search: ${(elapsed / queries.length).toFixed(2)} ms/query in process\n`);

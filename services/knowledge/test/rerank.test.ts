@@ -6,21 +6,79 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { checkConfidenceModel } from '../../answers/src/domain/confidence.js';
-import {
-  calibrated,
-  checkRerankModel,
-  competitionRanks,
-  competitorGaps,
-  GAP_CAP,
-} from '../src/domain/rerank.js';
+import { bestOf, competitionRanks } from '../src/domain/first-stage.js';
+import { calibrated, checkRerankModel, competitorGaps, GAP_CAP } from '../src/domain/rerank.js';
 import { RERANK_MODEL } from '../src/domain/rerank-model.js';
+import { gramCounts, QueryWords } from '../src/domain/question-match.js';
+import { isStopword, words as tokenWords } from '../src/domain/tokenizer.js';
 import { fitListwise } from '../src/eval/listwise-fit.js';
 import { fitLogistic, groupFolds } from '../src/eval/logistic-fit.js';
 import { ENTRIES, tempDir } from './support/fixtures.js';
 
 describe('reranking', () => {
   test('when values tie, then they share a competition rank', () => {
-    assert.deepEqual(competitionRanks([0.5, 0.9, 0.5, 0.1]), [2, 1, 2, 4]);
+    const values = Float64Array.of(0.5, 0.9, 0.5, 0.1);
+    assert.deepEqual(Array.from(competitionRanks(values)), [2, 1, 2, 4]);
+    assert.deepEqual(Array.from(competitionRanks(values, [3, 0])), [4, 2]);
+  });
+
+  test('when the best candidates are picked, then the largest scores come first, ties by id, at most depth', () => {
+    const scores = Float64Array.of(0.5, 0.9, 0.5, 0.1, 0.7);
+    const ids = ['d', 'a', 'b', 'c', 'e'];
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 3),
+      [1, 4, 2],
+    );
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 9),
+      [1, 4, 2, 0, 3],
+    );
+    assert.deepEqual(
+      bestOf(scores, (i) => ids[i]!, 0),
+      [],
+    );
+  });
+
+  test('when question words are compared by character trigrams, then the score is the cosine of the trigram counts of the words joined', () => {
+    // Reference: count the sliced trigrams of the joined words' content words, then the cosine.
+    const grams = (words: string[]) => {
+      const out = new Map<string, number>();
+      for (const w of tokenWords(words.join(' '))) {
+        if (isStopword(w)) continue;
+        const padded = `<${w}>`;
+        for (let i = 0; i + 3 <= padded.length; i++)
+          out.set(padded.slice(i, i + 3), (out.get(padded.slice(i, i + 3)) ?? 0) + 1);
+      }
+      return out;
+    };
+    const cosine = (a: Map<string, number>, b: Map<string, number>) => {
+      let dot = 0;
+      for (const [k, v] of a) dot += v * (b.get(k) ?? 0);
+      const norm = (m: Map<string, number>) =>
+        Math.sqrt([...m.values()].reduce((s, v) => s + v * v, 0));
+      return a.size === 0 || b.size === 0 ? 0 : dot / (norm(a) * norm(b));
+    };
+    const query = ['export', 'csv', 'café', 'our'];
+    const questions = [
+      ['export', 'csv', 'file'],
+      ['exporting', 'caf', 'naïve', '日本語', '🙂ok'],
+      ['our'],
+      [],
+      ['csv', 'csv', 'ccc', 'cccc'],
+    ];
+    const words = new QueryWords(query);
+    for (const q of questions) {
+      const expected = cosine(grams(query), grams(q));
+      const held = new Uint8Array(query.length);
+      const got = words.charsCosine(words.compare(q, held), gramCounts(q).norm2);
+      assert.ok(Math.abs(got - expected) < 1e-15, `${q.join(' ')}: ${got} vs ${expected}`);
+      assert.deepEqual(
+        Array.from(held),
+        query.map((t) => (q.includes(t) ? 1 : 0)),
+        `${q.join(' ')}: query terms held`,
+      );
+      assert.equal(words.shared, q.filter((t) => query.includes(t)).length);
+    }
   });
 
   test('when answers share a question, then they do not compete with each other', () => {

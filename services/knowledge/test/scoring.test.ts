@@ -17,7 +17,9 @@ import {
   queryTerms,
   rankCandidates,
   sparseValue,
+  termIdfs,
 } from '../src/domain/scoring.js';
+import { candidateSetOf } from '../src/domain/candidate-set.js';
 import { terms, words } from '../src/domain/tokenizer.js';
 import {
   validateEntry,
@@ -130,7 +132,14 @@ describe('scoring', () => {
     const stats = { docCount: 10, documentFrequency: new Map<number, number>() };
     const sim = (q: string) => {
       const qt = queryTerms(q);
-      return lexicalSimilarity(qt, new Map(qt.map((t) => [t.id, idf(stats.docCount, 1)])), sparse);
+      const weights = qt.map((t) => sparseValue(sparse, t.id));
+      const df = new Map(qt.map((t) => [t.id, 1]));
+      const idfs = termIdfs(qt, { ...stats, documentFrequency: df });
+      assert.deepEqual(
+        Array.from(idfs),
+        qt.map(() => idf(stats.docCount, 1)),
+      );
+      return lexicalSimilarity(qt, idfs, weights);
     };
     assert.equal(sim('zebra migration'), 0);
     assert.ok(sim('reset password') > sim('reset password zebra'));
@@ -158,18 +167,19 @@ describe('scoring', () => {
       { id: 'a', question: 'How do I reset my password?', answer: 'Use Settings.', tags: [] },
       { id: 'c', question: 'Where are invoices?', answer: 'Under Billing.', tags: [] },
     ];
+    const query = await e.embedQuery('reset password');
     const candidates = await Promise.all(
       docs.map(async (d) => ({
         entry: { ...d, updatedAt: 0, contentHash: '' },
-        dense: (await e.embedDocuments([d]))[0]!,
+        cosine: dot(query, (await e.embedDocuments([d]))[0]!),
         sparse: documentTerms(d).sparse,
       })),
     );
     const qt = queryTerms('reset password');
     const df = new Map(qt.map((t) => [t.id, 2]));
     const ranked = rankCandidates(
-      { terms: qt, dense: await e.embedQuery('reset password') },
-      { docCount: 3, documentFrequency: df, candidates },
+      { terms: qt, dense: query },
+      candidateSetOf(qt, { docCount: 3, documentFrequency: df }, candidates, true),
       e.cosineRange,
       5,
     );
@@ -182,9 +192,10 @@ describe('scoring', () => {
       ranked.slice(2).every((r) => r.score < 0.1),
       'the unrelated entry scores low or is dropped',
     );
+    const zebra = queryTerms('zebra');
     const none = rankCandidates(
-      { terms: queryTerms('zebra'), dense: null },
-      { docCount: 3, documentFrequency: new Map(), candidates },
+      { terms: zebra, dense: null },
+      candidateSetOf(zebra, { docCount: 3, documentFrequency: new Map() }, candidates, false),
       e.cosineRange,
       5,
     );

@@ -1,35 +1,27 @@
 import {
+  backendUrl,
   commonEnv,
-  hostPort,
   intEnv,
   loadConfig,
   metricsEnv,
   requiredUnlessEmbedded,
-  serverUrl,
+  serviceAddr,
+  sharedSetting,
   z,
 } from '@support-agent/shared';
 
-/**
- * Environment of the tickets service (docs/configuration.md). Each backend URL selects the
- * real adapter; an unset one selects the embedded adapter, allowed only with EMBEDDED=true
- * (what `npm start` sets), so a service deployed without MYSQL_URL refuses to start.
- */
+/** Environment of the tickets service (docs/configuration.md). */
 export const configSchema = z
   .object({
-    TICKETS_ADDR: hostPort
-      .prefault('127.0.0.1:50051')
-      .describe('host:port of the gRPC listener (0.0.0.0:50051 in containers; port 0 picks one).'),
-    MYSQL_URL: serverUrl(['mysql:'])
-      .optional()
-      .describe('mysql://user:pass@host:port/db: tickets, outbox, triage log, cursor secret.'),
-    REDIS_URL: serverUrl(['redis:', 'rediss:'])
-      .optional()
-      .describe('redis://host:port: idempotency lock and cache (speed, not correctness).'),
-    NATS_URL: serverUrl(['nats:', 'tls:'])
-      .optional()
-      .describe('nats://host:port[,nats://…]: JetStream, where ticket events are published.'),
+    TICKETS_ADDR: serviceAddr(
+      'tickets',
+      'host:port of the gRPC listener (0.0.0.0:50051 in containers; port 0 picks one).',
+    ),
+    MYSQL_URL: backendUrl.mysql('tickets, outbox, triage log, cursor secret.'),
+    REDIS_URL: backendUrl.redis('idempotency lock and cache (speed, not correctness).'),
+    NATS_URL: backendUrl.nats('JetStream, where ticket events are published.'),
     ...commonEnv,
-    MYSQL_POOL_SIZE: intEnv(1, 500, 20).describe('Connections in the MySQL pool.'),
+    MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
     OUTBOX_BATCH: intEnv(1, 1_000, 100).describe('Outbox events per relay batch.'),
     OUTBOX_POLL_MS: intEnv(10, 60_000, 250).describe(
       'Relay poll interval when idle (a local write wakes it at once).',
@@ -43,15 +35,11 @@ export const configSchema = z
     NATS_PUBLISH_TIMEOUT_MS: intEnv(100, 60_000, 5_000).describe(
       'How long to wait for each JetStream PubAck.',
     ),
-    NATS_STREAM_REPLICAS: intEnv(1, 5, 1).describe(
-      'Replicas of the ticket events stream when this service creates it (3 on a NATS cluster).',
-    ),
+    NATS_STREAM_REPLICAS: sharedSetting.streamReplicas(),
     IDEMPOTENCY_CACHE_TTL_HOURS: intEnv(1, 24 * 30, 24).describe(
       'How long an idempotency key → ticket id answer stays cached in Redis.',
     ),
-    SHUTDOWN_GRACE_MS: intEnv(0, 120_000, 10_000).describe(
-      'In-flight calls get this long to finish at shutdown before they are cut.',
-    ),
+    SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls'),
     ...metricsEnv,
   })
   .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'REDIS_URL', 'NATS_URL']));

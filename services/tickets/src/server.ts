@@ -1,5 +1,12 @@
 import { join } from 'node:path';
-import { createLogger, redactUrl, startGrpcServer, type Logger } from '@support-agent/shared';
+import {
+  Closers,
+  createLogger,
+  once,
+  redactUrl,
+  startGrpcServer,
+  type Logger,
+} from '@support-agent/shared';
 import { tickets } from '@support-agent/proto';
 import { eventFilePath, JetStreamEventPublisher, JsonlEventPublisher } from '@support-agent/events';
 import type { TicketsConfig } from './config.js';
@@ -39,14 +46,7 @@ export async function start(
   config: TicketsConfig,
   logger: Logger = createLogger('tickets', config.LOG_LEVEL),
 ): Promise<TicketsServer> {
-  const closers: Array<() => Promise<void>> = [];
-  const closeAll = async () => {
-    for (const close of closers.reverse()) {
-      await close().catch((err: unknown) => logger.error({ err }, 'error while closing'));
-    }
-    closers.length = 0;
-  };
-
+  const closers = new Closers(logger);
   try {
     const { repo, idempotency, publisher } = await openAdapters(config, logger, closers);
     const relay = new OutboxRelay(repo, publisher, logger, {
@@ -80,20 +80,16 @@ export async function start(
       'tickets service listening',
     );
 
-    let stopping: Promise<void> | undefined;
     return {
       port: grpc.port,
-      stop() {
-        stopping ??= (async () => {
-          await grpc.stop(config.SHUTDOWN_GRACE_MS);
-          await closeAll();
-          logger.info('tickets service stopped');
-        })();
-        return stopping;
-      },
+      stop: once(async () => {
+        await grpc.stop(config.SHUTDOWN_GRACE_MS);
+        await closers.closeAll();
+        logger.info('tickets service stopped');
+      }),
     };
   } catch (err) {
-    await closeAll();
+    await closers.closeAll();
     throw err;
   }
 }
@@ -102,7 +98,7 @@ export async function start(
 async function openAdapters(
   config: TicketsConfig,
   logger: Logger,
-  closers: Array<() => Promise<void>>,
+  closers: Closers,
 ): Promise<Adapters> {
   const dataDir = config.DATA_DIR;
 

@@ -3,16 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { tickets } from '@support-agent/proto';
+import type { EventEnvelope as ContractEvent } from '../../../test/support/events.js';
 import { assertAppError, codePoints, eventually, newOrg, type TicketsClient } from './helpers.js';
 
-export interface ContractEvent {
-  id: string;
-  type: string;
-  org_id: string;
-  ticket_id: number;
-  occurred_at: string;
-  data: Record<string, unknown>;
-}
+export type { EventEnvelope as ContractEvent } from '../../../test/support/events.js';
 
 export interface ContractSetup {
   client: TicketsClient;

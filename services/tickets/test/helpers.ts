@@ -1,7 +1,7 @@
-import { createLogger, createTicketsClient } from '@support-agent/shared';
-import { connect, type NatsConnection } from 'nats';
+import { createLogger } from '@support-agent/shared';
 import { loadTicketsConfig, type TicketsConfig } from '../src/config.js';
 import { start, type TicketsServer } from '../src/server.js';
+import { readStream as readAllEvents } from '../../../test/support/events.js';
 
 export { assertAppError, eventually, newOrg, requireEnv } from '../../../test/support/testing.js';
 
@@ -16,63 +16,28 @@ export function testConfig(env: Record<string, string | undefined>): TicketsConf
   });
 }
 
-/** A real generated client for a running service, each RPC as a promise (errors as AppError). */
-export function ticketsClient(port: number) {
-  return createTicketsClient(`127.0.0.1:${port}`, { deadlineMs: 15_000 });
-}
+import {
+  ticketsClient,
+  withClient,
+  type RunningService,
+  type TicketsClient,
+} from '../../../test/support/local-clients.js';
 
-export type TicketsClient = ReturnType<typeof ticketsClient>;
+export { ticketsClient, type TicketsClient };
 
 /** Starts the service and a client for it. */
 export async function startService(
   env: Record<string, string | undefined>,
-): Promise<{ server: TicketsServer; client: TicketsClient; stop(): Promise<void> }> {
-  const server = await start(testConfig(env), testLogger);
-  const client = ticketsClient(server.port);
-  return {
-    server,
-    client,
-    async stop() {
-      client.close();
-      await server.stop();
-    },
-  };
-}
-
-export interface StreamEvent {
-  seq: number;
-  subject: string;
-  msgId: string | undefined;
-  event: {
-    id: string;
-    type: string;
-    org_id: string;
-    ticket_id: number;
-    occurred_at: string;
-    data: Record<string, unknown>;
-  };
+): Promise<RunningService<TicketsServer, TicketsClient>> {
+  return withClient(await start(testConfig(env), testLogger), ticketsClient);
 }
 
 /** Every message of stream TICKETS that belongs to `orgId`, in stream order. */
-export async function readStream(natsUrl: string, orgId: string): Promise<StreamEvent[]> {
-  const nc: NatsConnection = await connect({ servers: natsUrl, timeout: 2_000 });
-  try {
-    const jsm = await nc.jetstreamManager();
-    const info = await jsm.streams.info('TICKETS');
-    const out: StreamEvent[] = [];
-    if (info.state.messages === 0) return out;
-    const decoder = new TextDecoder();
-    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-      const msg = await jsm.streams.getMessage('TICKETS', { seq });
-      const event = JSON.parse(decoder.decode(msg.data)) as StreamEvent['event'];
-      if (event.org_id !== orgId) continue;
-      out.push({ seq, subject: msg.subject, msgId: msg.header?.get('Nats-Msg-Id'), event });
-    }
-    return out;
-  } finally {
-    await nc.close();
-  }
+export async function readStream(natsUrl: string, orgId: string) {
+  return (await readAllEvents(natsUrl)).filter((m) => m.event.org_id === orgId);
 }
+
+export type StreamEvent = Awaited<ReturnType<typeof readStream>>[number];
 
 /** A string of `n` code points built from `unit` (which may be an astral character). */
 export function codePoints(unit: string, n: number): string {

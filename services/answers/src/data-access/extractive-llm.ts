@@ -49,8 +49,13 @@ export class ExtractiveModel implements LanguageModel {
   }
 
   async labelTicket(content: string, _budget?: Budget): Promise<TicketLabels> {
-    const { category } = classify(this.triageModel, content);
-    return { category, priority: priorityFor(content, category), summary: summarize(content) };
+    const { category, probabilities } = classify(this.triageModel, content);
+    return {
+      category,
+      priority: priorityFor(content, category),
+      summary: summarize(content),
+      probabilities,
+    };
   }
 }
 

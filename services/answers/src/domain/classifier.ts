@@ -1,143 +1,39 @@
 import { CATEGORIES, type Category } from './ports.js';
+import {
+  handFeatures,
+  MAX_CLASSIFIED_CHARS,
+  stripCode,
+  subjectOf,
+  tokens,
+} from './triage-features.js';
 
 /**
  * The built-in ticket classifier: a multinomial logistic regression over word
- * uni/bigrams and hand-designed features (stack traces, expected/actual,
- * feature-request and question phrasing, …). The weights ship in
- * triage-model.json, trained by training/train.ts from training/examples.jsonl.
+ * uni/bigrams of the text, of its subject line and of the body's opening words,
+ * hashed character n-grams of its words, and hand-designed cues (triage-features.ts).
+ * The weights ship in triage-model.json, trained by training/train.ts
+ * (`npm run train:triage`) on tickets written for this project.
  */
 
-/** Text beyond this is not read: long logs add noise, not signal. */
-export const MAX_CLASSIFIED_CHARS = 12_000;
+/** How a model reads a text; stored in the model file so training and use agree. */
+export interface FeatureConfig {
+  /** The first this-many words of the body form their own channel (`l:`); 0 turns it off. */
+  leadWords: number;
+  /** Character n-grams of the prose's words hashed into `c:<bucket>`; null turns them off. */
+  chars: { min: number; max: number; buckets: number } | null;
+}
 
 export interface TriageModel {
-  version: 1;
+  version: 2;
   classes: Category[];
+  features: FeatureConfig;
   bias: number[];
-  /** Feature name → one weight per class. */
+  /** Feature name → one weight per class (features without an entry weigh 0). */
   weights: Record<string, number[]>;
   meta?: Record<string, unknown>;
 }
 
 export type FeatureVector = Map<string, number>;
-
-const has = (re: RegExp, s: string) => (re.test(s) ? 1 : 0);
-const count = (re: RegExp, s: string) => s.match(re)?.length ?? 0;
-/** 0, then rising towards 1 with diminishing returns. */
-const saturate = (n: number, half: number) => n / (n + half);
-
-// Hand-designed cues, each a 0–1 feature named `h:<cue>`. They carry what a few
-// hundred examples cannot teach word by word: the shapes of bug reports,
-// feature requests and questions.
-const STACK_TRACE = [
-  /^\s+at [\w$.<>[\]]+ ?\(.*:\d+(:\d+)?\)\s*$/m,
-  /^\s+at .+:\d+:\d+\)?\s*$/m,
-  /traceback \(most recent call last\)/i,
-  /^\s*File ".+", line \d+/m,
-  /exception in thread/i,
-  /\b(segmentation fault|core dumped|sigsegv|sigabrt|stack overflow|stacktrace|stack trace|backtrace)\b/i,
-  /^\s*#\d+\s+0x[0-9a-f]+/im,
-  /\w+(Error|Exception): \S/,
-  /\b(panicked at|fatal error:|unhandled (promise )?rejection|uncaught (type)?error)/i,
-];
-/** Words of failure: evidence that something is broken. */
-const ERROR_WORDS =
-  /\b(error|errors|exception|exceptions|crash\w*|fail\w*|broken|bug|bugs|buggy|wrong|incorrect\w*|unexpected\w*|regression|freez\w*|hangs|hanging|glitch\w*|corrupt\w*|doesn'?t work|does not work|not working|isn'?t working|stopped working)\b/gi;
-/** Words of difficulty: anyone stuck says them, whether the product is broken, lacking or misunderstood. */
-const DIFFICULTY_WORDS =
-  /\b(issue|issues|problem|problems|can'?t|cannot|unable|won'?t|stuck|invalid)\b/gi;
-const EXPECTED_ACTUAL =
-  /\b(expected (behaviou?r|result|output|outcome)|actual (behaviou?r|result|output|outcome)|current behaviou?r|observed behaviou?r|what (happened|happens) instead|instead (of|it)|but (instead|it|got|i get|i got|nothing)|should (be|have|work|show|return|display)\b.{0,80}\bbut\b)/i;
-const REPRO =
-  /\b(steps to reproduce|to reproduce|repro steps|reproduction steps|reproducible|minimal (reproduction|example|repro)|how to reproduce|reproduce the (issue|bug|problem)|reproduces|repro)\b/i;
-const REGRESSION =
-  /\b(used to work|worked (fine |well )?(before|in|until|previously)|stopped working|no longer|after (upgrading|updating|the (latest )?update|the upgrade)|since (upgrading|updating|the (latest )?update|version|v\d)|broke(n)? (after|since|in)|regress\w*)\b/i;
-const ENV_INFO =
-  /\b(version|os|operating system|browser|platform|environment|system information|node ?js|python|windows|macos|mac os|ubuntu|linux|android|ios|chrome|firefox|safari)\s*[:=]|\b(v?\d+\.\d+\.\d+)\b|\b(windows (10|11)|macos \d+|ubuntu \d+|android \d+|ios \d+)\b/i;
-const FEATURE_PHRASES =
-  /\b(feature request|would (be|it be) (nice|great|useful|helpful|awesome|good|cool)|it'?d be (nice|great|useful)|(nice|good) to have|would (love|like) (to see|to have|the ability|an? option|support)|please (add|consider|support|allow|make|provide|implement)|could you (add|support|consider|implement|provide|make it)|can you (add|support|implement)|add (support|an? option|the ability|a way|a setting|a button|a flag)|support for|ability to|option to|allow (users|us|me|people|admins|developers) to|make it possible|it should be possible|there is no way to|there'?s no way to|no option to|currently (there is|it is) (no|not)|enhancement|proposal|propose|suggestion|suggest (adding|that)|request(ing)? (a|an|the) (feature|option|ability)|wish(list)?|would appreciate)\b/gi;
-const FEATURE_TEMPLATE =
-  /\b(is your feature request related to a problem|describe the solution you'?d like|describe alternatives you'?ve considered|alternatives considered|motivation|proposed (solution|api|change|feature)|use ?case|who will benefit|will this change the current api)\b/gi;
-const QUESTION_PHRASES =
-  /\b(how (do|can|should|would) (i|we|you|one)|how to|is it possible|is there (a|any) (way|option|setting|method|function|api|plan|limit|difference)|can (i|we|you) (use|do|get|set|make|change|have|run|connect|export|import|find)|what (is|are|does|should|would) (the|a|an|my|our|it)|what'?s the|why (does|do|is|are|would|can'?t|doesn'?t)|where (can|do|is|are|should) (i|we|the)|which (one|version|plan|option|is)|does (it|this|anyone|the|your)|do you (support|have|offer|plan|know)|any (idea|ideas|help|advice|suggestions|pointers|hints)|i'?m (trying|wondering|not sure|confused|new)|i am (trying|wondering|not sure|confused|new)|i was wondering|not sure (how|if|whether|what)|could (someone|anyone|you) (explain|help|clarify|tell)|please (help|explain|clarify|advise)|help me|need (help|advice|guidance)|best (way|practice|practices|approach)|recommended (way|approach)|difference between|question)\b/gi;
-const DOCS =
-  /\b(documentation|docs|doc page|readme|api reference|reference page|docstring|tutorial|guide|getting started|quickstart|changelog|release notes|man page|wiki|typo in|example in the|code sample|broken link|dead link|outdated|out of date|undocumented|not documented|missing from the)\b/gi;
-const TRYING =
-  /\b(i'?m trying to|i am trying to|i tried to|i want to|i need to|i'?d like to|we want to|we need to|trying to figure out|how would i|my goal is)\b/i;
-const HELP =
-  /\b(help|stuck|advice|guidance|clarif\w*|confus\w*|understand\w*|explain\w*|newbie|beginner|learn\w*)\b/gi;
-const GREETING = /^\s*(hi|hello|hey|dear|good (morning|afternoon|evening)|greetings)\b/i;
-const THANKS = /\b(thanks|thank you|thx|appreciate (it|any))\b/i;
-
-const TITLE_QUESTION =
-  /^(how|what|why|where|when|which|who|can|could|is|are|does|do|should|would|will|any|help|question)\b|\?\s*$/i;
-const TITLE_FEATURE =
-  /^(\[?(feature|feat|request|proposal|enhancement|rfc|idea|suggestion)\b|add(ing)?\b|support\b|allow\b|enable\b|provide\b|implement\b|introduce\b|make\b|expose\b|option\b|ability\b|please add|would be nice|new\b)/i;
-const TITLE_BUG =
-  /\b(error|errors|crash\w*|fail\w*|broken|bug|exception|not working|doesn'?t work|does not work|can'?t|cannot|unable|wrong|incorrect|invalid|missing|regression|freez\w*|hang\w*|leak|throws?|undefined|null|nan|segfault|warning|issue with)\b/i;
-
-/** The first line when the text looks like "title\n\nbody" (GitHub issues, email subjects). */
-export function titleOf(text: string): string {
-  const nl = text.indexOf('\n');
-  const first = (nl < 0 ? text : text.slice(0, nl)).trim();
-  return first.length <= 200 ? first : '';
-}
-
-export function handFeatures(raw: string): Record<string, number> {
-  const text = raw.slice(0, MAX_CLASSIFIED_CHARS);
-  const prose = stripCode(text);
-  const title = titleOf(text);
-  const questionMarks = count(/\?(\s|$)/g, prose);
-  return {
-    'h:stack_trace': STACK_TRACE.some((re) => re.test(text)) ? 1 : 0,
-    'h:code_block': has(/```|^( {4}|\t)\S/m, text),
-    'h:error_words': saturate(count(ERROR_WORDS, prose), 2),
-    'h:difficulty_words': saturate(count(DIFFICULTY_WORDS, prose), 2),
-    'h:expected_actual': has(EXPECTED_ACTUAL, prose),
-    'h:repro': has(REPRO, prose),
-    'h:regression': has(REGRESSION, prose),
-    'h:env_info': has(ENV_INFO, text),
-    'h:feature_phrases': saturate(count(FEATURE_PHRASES, prose), 1),
-    'h:feature_template': saturate(count(FEATURE_TEMPLATE, prose), 1),
-    'h:question_phrases': saturate(count(QUESTION_PHRASES, prose), 1),
-    'h:question_marks': saturate(questionMarks, 1),
-    'h:docs': saturate(count(DOCS, prose), 1),
-    'h:trying': has(TRYING, prose),
-    'h:help': saturate(count(HELP, prose), 1),
-    'h:greeting': has(GREETING, prose),
-    'h:thanks': has(THANKS, prose),
-    'h:title_question': title ? has(TITLE_QUESTION, title) : 0,
-    'h:title_feature': title ? has(TITLE_FEATURE, title) : 0,
-    'h:title_bug': title ? has(TITLE_BUG, title) : 0,
-  };
-}
-
-/** Replaces fenced code, indented code, stack frames and URLs, which are noise for word features. */
-export function stripCode(text: string): string {
-  return text
-    .replace(/```[\s\S]*?(```|$)/g, ' ')
-    .replace(/<!--[\s\S]*?-->/g, ' ')
-    .replace(/^( {4}|\t).*$/gm, ' ')
-    .replace(/^\s*at .*$/gm, ' ')
-    .replace(/https?:\/\/\S+/g, ' zzurl ')
-    .replace(/`[^`\n]*`/g, ' zzcode ');
-}
-
-/**
- * Word tokens for n-grams: lower case, apostrophes dropped. Numbers and versions
- * become one placeholder each (they identify an instance, not a kind of ticket),
- * very long tokens (hashes, identifiers) are dropped.
- */
-export function tokens(text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.toLowerCase().matchAll(/[a-z][a-z0-9_']*|\d+(?:\.\d+)*/g)) {
-    let t = m[0].replace(/'/g, '');
-    if (/^\d/.test(t)) t = '#';
-    if (t.length > 24) continue;
-    out.push(t);
-  }
-  return out;
-}
 
 /** Binary uni/bigrams of `toks` with prefix `p`, L2-normalised so long and short texts weigh alike. */
 function addGrams(v: FeatureVector, p: string, toks: string[]): void {
@@ -150,37 +46,111 @@ function addGrams(v: FeatureVector, p: string, toks: string[]): void {
   for (const g of grams) v.set(g, norm);
 }
 
-/** The subject line of a "subject\n\nbody" text (issue title, email subject); '' otherwise. */
-export function subjectOf(text: string): string {
-  const m = /^([^\n]{1,200})\n[ \t]*\n\s*\S/.exec(text);
-  return m ? m[1]!.trim() : '';
+/** FNV-1a, 32 bits: a fast, stable string hash for the character n-gram buckets. */
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
 }
+
+/**
+ * The hashed character n-grams of each distinct word (padded `<word>`): "crashes",
+ * "crashed" and "crashing" share most of theirs, so a form never seen in training
+ * still reads like its relatives.
+ */
+function charBuckets(toks: string[], c: NonNullable<FeatureConfig['chars']>): Set<number> {
+  const buckets = new Set<number>();
+  for (const t of new Set(toks)) {
+    if (t === '#') continue;
+    const w = `<${t}>`;
+    for (let n = c.min; n <= c.max; n++)
+      for (let i = 0; i + n <= w.length; i++) buckets.add(fnv1a(w.slice(i, i + n)) % c.buckets);
+  }
+  return buckets;
+}
+
+/** A text's named features, and its character n-gram buckets (named `c:<bucket>` in a model file). */
+interface FeatureParts {
+  named: FeatureVector;
+  buckets: Set<number>;
+}
+
+function featureParts(raw: string, config: FeatureConfig): FeatureParts {
+  const text = raw.slice(0, MAX_CLASSIFIED_CHARS);
+  const named: FeatureVector = new Map();
+  const words = tokens(stripCode(text));
+  addGrams(named, 'w:', words);
+  const subject = subjectOf(text);
+  const subjectWords = subject ? tokens(subject) : [];
+  if (subject) addGrams(named, 't:', subjectWords);
+  if (config.leadWords > 0) {
+    const body = words.slice(subjectWords.length, subjectWords.length + config.leadWords);
+    addGrams(named, 'l:', body);
+  }
+  for (const [name, value] of Object.entries(handFeatures(text)))
+    if (value !== 0) named.set(name, value);
+  return { named, buckets: config.chars ? charBuckets(words, config.chars) : new Set() };
+}
+
+const bucketNorm = (buckets: Set<number>) => (buckets.size > 0 ? 1 / Math.sqrt(buckets.size) : 0);
 
 /**
  * The feature vector of a text: word uni/bigrams of its prose (`w:`), of its
  * subject line separately (`t:`: a subject states the intent in a few words,
- * which a long body would otherwise drown), and the hand-designed cues.
- * Length itself is deliberately not a feature.
+ * which a long body would otherwise drown), of the body's first words (`l:`:
+ * people say what they want before they paste logs and templates), character
+ * n-grams (`c:`, L2-normalised like each word family), and the hand-designed cues
+ * (`h:`). Length itself is deliberately not a feature.
  */
-export function featurize(raw: string): FeatureVector {
-  const text = raw.slice(0, MAX_CLASSIFIED_CHARS);
-  const v: FeatureVector = new Map();
-  addGrams(v, 'w:', tokens(stripCode(text)));
-  const subject = subjectOf(text);
-  if (subject) addGrams(v, 't:', tokens(subject));
-  for (const [name, value] of Object.entries(handFeatures(text)))
-    if (value !== 0) v.set(name, value);
-  return v;
+export function featurize(raw: string, config: FeatureConfig): FeatureVector {
+  const { named, buckets } = featureParts(raw, config);
+  const norm = bucketNorm(buckets);
+  for (const b of buckets) named.set(`c:${b}`, norm);
+  return named;
 }
 
-/** Class probabilities of a feature vector under a model (softmax of the linear scores). */
-export function predictProbabilities(model: TriageModel, v: FeatureVector): number[] {
-  const scores = [...model.bias];
-  for (const [name, value] of v) {
-    const w = model.weights[name];
-    if (!w) continue;
-    for (let k = 0; k < scores.length; k++) scores[k]! += value * (w[k] ?? 0);
+/** A model's weights in lookup form: a Map for named features, a flat array for buckets. */
+interface Compiled {
+  named: Map<string, number[]>;
+  /** bucket × class, row-major. */
+  hashed: Float64Array;
+}
+
+const compiledModels = new WeakMap<TriageModel, Compiled>();
+
+function compiled(model: TriageModel): Compiled {
+  let c = compiledModels.get(model);
+  if (!c) {
+    const k = model.classes.length;
+    const hashed = new Float64Array((model.features.chars?.buckets ?? 0) * k);
+    const named = new Map<string, number[]>();
+    for (const [name, w] of Object.entries(model.weights)) {
+      if (name.startsWith('c:')) hashed.set(w, Number(name.slice(2)) * k);
+      else named.set(name, w);
+    }
+    c = { named, hashed };
+    compiledModels.set(model, c);
   }
+  return c;
+}
+
+/** Class probabilities of a text under a model (softmax of the linear scores). */
+export function predictProbabilities(model: TriageModel, text: string): number[] {
+  const { named, buckets } = featureParts(text, model.features);
+  const weights = compiled(model);
+  const k = model.bias.length;
+  const scores = [...model.bias];
+  for (const [name, value] of named) {
+    const w = weights.named.get(name);
+    if (!w) continue;
+    for (let j = 0; j < k; j++) scores[j]! += value * w[j]!;
+  }
+  const norm = bucketNorm(buckets);
+  for (const b of buckets)
+    for (let j = 0; j < k; j++) scores[j]! += norm * weights.hashed[b * k + j]!;
   return softmax(scores);
 }
 
@@ -206,7 +176,7 @@ const QUESTION_KINDS: readonly Category[] = ['how_to', 'general_question', 'docu
  * within the winning branch.
  */
 export function classify(model: TriageModel, text: string): Classification {
-  const probs = predictProbabilities(model, featurize(text));
+  const probs = predictProbabilities(model, text);
   const probabilities = Object.fromEntries(CATEGORIES.map((c) => [c, 0])) as Record<
     Category,
     number
@@ -226,7 +196,7 @@ export function checkModel(model: unknown): TriageModel {
   const m = model as TriageModel;
   const k = m?.classes?.length;
   if (
-    m?.version !== 1 ||
+    m?.version !== 2 ||
     !k ||
     !m.classes.every((c) => (CATEGORIES as readonly string[]).includes(c))
   ) {
@@ -235,9 +205,25 @@ export function checkModel(model: unknown): TriageModel {
   if (!Array.isArray(m.bias) || m.bias.length !== k || typeof m.weights !== 'object') {
     throw new Error('triage model: bad bias or weights');
   }
+  const f = m.features;
+  const c = f?.chars;
+  if (
+    !f ||
+    !Number.isInteger(f.leadWords) ||
+    f.leadWords < 0 ||
+    (c !== null &&
+      !(c && c.min >= 1 && c.max >= c.min && Number.isInteger(c.buckets) && c.buckets > 0))
+  ) {
+    throw new Error('triage model: bad feature configuration');
+  }
   for (const [name, w] of Object.entries(m.weights)) {
-    if (!Array.isArray(w) || w.length !== k)
+    if (!Array.isArray(w) || w.length !== k || !w.every(Number.isFinite))
       throw new Error(`triage model: bad weights for ${name}`);
+    if (name.startsWith('c:')) {
+      const bucket = Number(name.slice(2));
+      if (!c || !Number.isInteger(bucket) || bucket < 0 || bucket >= c.buckets)
+        throw new Error(`triage model: ${name} is outside the character n-gram buckets`);
+    }
   }
   return m;
 }

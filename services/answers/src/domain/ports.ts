@@ -1,16 +1,14 @@
 /** The ports of the answers domain; adapters live in data-access/ and are wired in server.ts. */
 
-export const CATEGORIES = [
-  'bug',
-  'feature_request',
-  'documentation',
-  'how_to',
-  'general_question',
-] as const;
-export type Category = (typeof CATEGORIES)[number];
+import type { TicketCategory, TicketPriority } from '@support-agent/shared';
 
-export const PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
-export type Priority = (typeof PRIORITIES)[number];
+/** The labels triage chooses among: the ticket fields' values (packages/shared). */
+export {
+  TICKET_CATEGORIES as CATEGORIES,
+  TICKET_PRIORITIES as PRIORITIES,
+} from '@support-agent/shared';
+export type Category = TicketCategory;
+export type Priority = TicketPriority;
 
 /** Per-organization policy; the gateway owns it and passes or pushes it here. */
 export interface OrgPolicy {
@@ -55,6 +53,8 @@ export interface TicketLabels {
   priority: Priority;
   /** One sentence. */
   summary: string;
+  /** Per-category probabilities (sum 1), from the built-in classifier; an LLM gives none. */
+  probabilities?: Record<Category, number>;
 }
 
 /** Time budget of one step, as an absolute epoch-ms deadline. */

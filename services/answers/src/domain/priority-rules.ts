@@ -9,6 +9,8 @@ const CRITICAL = [
   /\b(outage|outages)\b/,
   /\b(site|service|app|api|platform|system|server|servers|dashboard|website|everything|production|prod)\s+(is|are|went|seems?)\s+(completely\s+|totally\s+)?down\b/,
   /\b(all|every|none of (the|our)|no) (users?|customers?|employees?|agents?)\b.{0,40}\b(can'?t|cannot|unable|locked out|affected|down|lost)\b/,
+  /\b(affects?|affecting|impacts?|impacting|hits?|hitting) (all|every one of|each of) (our |the |my )?(users|customers|tenants|clients|accounts|stores|sites)\b/,
+  /\b(production|prod)\b.{0,30}\b(outage|offline|unavailable|(is|are|went|goes|has gone|seems) (completely |totally )?down)\b/,
   /\b(nobody|no one|no-one|none of us)\b.{0,30}\b(can|is able to)\b/,
   /\bdata (loss|lost|was lost|is gone|disappeared|corruption|corrupted|breach|leak)\b/,
   /\b(lost|deleted|wiped|erased)\b.{0,25}\b(all|every|entire|whole)\b.{0,25}\b(data|records|files|tickets|projects|history|account)\b/,
@@ -34,22 +36,31 @@ const HIGH = [
   /\b(data|records|file|files)\b.{0,20}\b(not saved|not saving|missing|disappear|disappeared|overwritten)\b/,
 ];
 
+/** The reporter says it can wait: overrides the high rules (never an outage, data loss or security). */
+const CAN_WAIT = [
+  /\b(not (urgent|critical|blocking|a blocker)|no rush|low priority|whenever you (can|get a chance)|when you have time)\b/,
+];
+
 /** Cosmetic problems, typos, questions, nice-to-haves. */
 const LOW = [
   /\b(cosmetic|typo|typos|spelling|misspell|misspelled|misspelt|grammar|wording|capitali[sz]ation)\b/,
   /\b(alignment|misaligned|aligned|padding|margin|font size|font|colou?r|icon|tooltip|dark mode|pixel|pixels|spacing|truncated label)\b/,
-  /\b(minor|trivial|small (issue|thing|glitch|detail)|low priority|not urgent|no rush|whenever you (can|get a chance))\b/,
+  /\b(minor|trivial|small (issue|thing|glitch|detail))\b/,
   /\b(nice to have|would be nice|would be great|would be cool|just (wondering|curious)|out of curiosity)\b/,
 ];
 
 const matches = (patterns: RegExp[], text: string) => patterns.some((p) => p.test(text));
 
 /**
- * Priority by rules: outage/data loss/security → critical; crash, blocked,
- * production, login/payment failures → high; cosmetic, typo, questions,
- * documentation and nice-to-haves → low; everything else → medium.
- * A critical cue in a question (how_to, general_question, documentation) gives
- * high rather than critical: people asking how something works are rarely mid-incident.
+ * Priority by rules, first match wins (docs: services/answers/README.md, "Priority rules"):
+ * 1. outage, production down, all users affected, data loss, security → critical
+ *    (high for questions and feature requests: people asking how something works, or
+ *    for something new, are rarely mid-incident);
+ * 2. the reporter says it can wait ("not urgent", "no rush") → low;
+ * 3. crash, blocked, production, urgent, login/payment failures, 5xx, regression,
+ *    hangs, unsaved data → high (medium for feature requests);
+ * 4. questions, documentation, cosmetic problems, typos, nice-to-haves → low;
+ * 5. everything else → medium.
  */
 export function priorityFor(content: string, category: Category): Priority {
   const text = content.toLowerCase().slice(0, 20_000);
@@ -57,6 +68,7 @@ export function priorityFor(content: string, category: Category): Priority {
     category === 'how_to' || category === 'general_question' || category === 'documentation';
   if (matches(CRITICAL, text))
     return questionLike || category === 'feature_request' ? 'high' : 'critical';
+  if (matches(CAN_WAIT, text)) return 'low';
   if (matches(HIGH, text)) return category === 'feature_request' ? 'medium' : 'high';
   if (questionLike || matches(LOW, text)) return 'low';
   return 'medium';

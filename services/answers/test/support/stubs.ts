@@ -1,14 +1,9 @@
 // In-test stand-ins for the knowledge and tickets services: real gRPC servers
 // (shared startGrpcServer, generated service definitions) with scriptable behaviour.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import {
-  AppError,
-  createLogger,
-  startGrpcServer,
-  unaryHandler,
-  type GrpcServerHandle,
-} from '@support-agent/shared';
+import { AppError, createLogger, unaryHandler, type GrpcServerHandle } from '@support-agent/shared';
 import { knowledge, tickets } from '@support-agent/proto';
+import { startStubServer } from '../../../../test/support/grpc-stub.js';
 import { termSet } from '../../src/domain/text.js';
 
 const logger = createLogger('test-stub', 'silent');
@@ -35,24 +30,19 @@ export class KnowledgeStub {
   private server: GrpcServerHandle | undefined;
 
   async start(): Promise<string> {
-    this.server = await startGrpcServer({
-      host: '127.0.0.1',
-      port: 0,
-      logger,
-      services: [
-        {
-          definition: knowledge.KnowledgeServiceService,
-          implementation: {
-            search: unaryHandler(logger, 'Search', (req: knowledge.SearchRequest) =>
-              this.search(req),
-            ),
-            upsertEntries: unaryHandler(logger, 'UpsertEntries', unimplemented),
-            deleteEntries: unaryHandler(logger, 'DeleteEntries', unimplemented),
-            countEntries: unaryHandler(logger, 'CountEntries', unimplemented),
-          },
+    this.server = await startStubServer([
+      {
+        definition: knowledge.KnowledgeServiceService,
+        implementation: {
+          search: unaryHandler(logger, 'Search', (req: knowledge.SearchRequest) =>
+            this.search(req),
+          ),
+          upsertEntries: unaryHandler(logger, 'UpsertEntries', unimplemented),
+          deleteEntries: unaryHandler(logger, 'DeleteEntries', unimplemented),
+          countEntries: unaryHandler(logger, 'CountEntries', unimplemented),
         },
-      ],
-    });
+      },
+    ]);
     return `127.0.0.1:${this.server.port}`;
   }
 
@@ -97,25 +87,20 @@ export class TicketsStub {
   private server: GrpcServerHandle | undefined;
 
   async start(): Promise<string> {
-    this.server = await startGrpcServer({
-      host: '127.0.0.1',
-      port: 0,
-      logger,
-      services: [
-        {
-          definition: tickets.TicketsServiceService,
-          implementation: {
-            applyTriage: unaryHandler(logger, 'ApplyTriage', (req: tickets.ApplyTriageRequest) =>
-              this.applyTriage(req),
-            ),
-            createTicket: unaryHandler(logger, 'CreateTicket', unimplemented),
-            listTickets: unaryHandler(logger, 'ListTickets', unimplemented),
-            getTicket: unaryHandler(logger, 'GetTicket', unimplemented),
-            updateTicketStatus: unaryHandler(logger, 'UpdateTicketStatus', unimplemented),
-          },
+    this.server = await startStubServer([
+      {
+        definition: tickets.TicketsServiceService,
+        implementation: {
+          applyTriage: unaryHandler(logger, 'ApplyTriage', (req: tickets.ApplyTriageRequest) =>
+            this.applyTriage(req),
+          ),
+          createTicket: unaryHandler(logger, 'CreateTicket', unimplemented),
+          listTickets: unaryHandler(logger, 'ListTickets', unimplemented),
+          getTicket: unaryHandler(logger, 'GetTicket', unimplemented),
+          updateTicketStatus: unaryHandler(logger, 'UpdateTicketStatus', unimplemented),
         },
-      ],
-    });
+      },
+    ]);
     return `127.0.0.1:${this.server.port}`;
   }
 

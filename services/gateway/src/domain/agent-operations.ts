@@ -1,7 +1,7 @@
-import type { tickets as ticketsPb } from '@support-agent/proto';
+import type { knowledge, tickets as ticketsPb } from '@support-agent/proto';
 import { AppError } from '@support-agent/shared';
 import type { components } from '../../openapi/openapi.js';
-import type { InputRules } from './api-contract.js';
+import type { InputRules, StringLimits } from './api-contract.js';
 import type { OrgSettings } from './model.js';
 import type { Upstreams } from './ports.js';
 import {
@@ -11,6 +11,7 @@ import {
   readInteger,
   readString,
   type ParamLocation,
+  type StringRule,
 } from './validation.js';
 
 /** Response bodies of the public API, typed from the OpenAPI document (openapi/openapi.d.ts). */
@@ -41,27 +42,40 @@ export interface AgentOperationDeps extends Upstreams {
  * bodies. Invalid input throws AppError('invalid_request' | 'invalid_cursor', param).
  */
 export class AgentOperations {
-  constructor(private readonly deps: AgentOperationDeps) {}
+  private readonly params: Record<InputSource, ReturnType<typeof paramRules>>;
+
+  constructor(private readonly deps: AgentOperationDeps) {
+    this.params = { query: paramRules(deps.rules, 'query'), body: paramRules(deps.rules, 'body') };
+  }
 
   async searchKnowledgeBase(
     caller: Caller,
     input: Inputs,
     from: InputSource,
   ): Promise<Schemas['SearchResults']> {
-    const rules = this.deps.rules.searchKnowledgeBase;
-    const query = readString(input.query, { param: 'query', in: from, ...rules.query });
-    const limit = readInteger(input.limit, { param: 'limit', in: from, ...rules.limit });
     const found = await this.deps.knowledge.search(
-      { orgId: caller.orgId, query, limit },
+      this.searchRequest(caller, input, from),
       caller.requestId,
     );
-    return {
-      results: found.results.map((hit) => ({
-        question: hit.question,
-        answer: hit.answer,
-        score: hit.score,
-      })),
-    };
+    return searchResultsOf(found);
+  }
+
+  /**
+   * searchKnowledgeBase's body, serialized (UTF-8 JSON), for the REST route: the knowledge
+   * adapter writes it from the response's bytes, so no objects are built only to be serialized.
+   */
+  searchKnowledgeBaseJson(caller: Caller, input: Inputs, from: InputSource): Promise<Uint8Array> {
+    return this.deps.knowledge.searchResultsJson(
+      this.searchRequest(caller, input, from),
+      caller.requestId,
+    );
+  }
+
+  private searchRequest(caller: Caller, input: Inputs, from: InputSource): knowledge.SearchRequest {
+    const rules = this.params[from].search;
+    const query = readString(input.query, rules.query);
+    const limit = readInteger(input.limit, rules.limit);
+    return { orgId: caller.orgId, query, limit };
   }
 
   async getFaqDigest(caller: Caller): Promise<Schemas['FaqDigest']> {
@@ -92,12 +106,12 @@ export class AgentOperations {
     input: Inputs,
     from: InputSource,
   ): Promise<Schemas['TicketPage']> {
-    const rules = this.deps.rules.listTickets;
-    const status = readEnum(input.status, { param: 'status', in: from, ...rules.status });
-    const priority = readEnum(input.priority, { param: 'priority', in: from, ...rules.priority });
-    const category = readEnum(input.category, { param: 'category', in: from, ...rules.category });
-    const limit = readInteger(input.limit, { param: 'limit', in: from, ...rules.limit });
-    const cursor = readCursor(input.cursor, from, rules.cursor.maxLength);
+    const rules = this.params[from].list;
+    const status = readEnum(input.status, rules.status);
+    const priority = readEnum(input.priority, rules.priority);
+    const category = readEnum(input.category, rules.category);
+    const limit = readInteger(input.limit, rules.limit);
+    const cursor = readCursor(input.cursor, rules.cursor, this.deps.rules.listTickets.cursor);
     const page = await this.deps.tickets.listTickets(
       {
         orgId: caller.orgId,
@@ -122,21 +136,13 @@ export class AgentOperations {
     from: InputSource,
     idempotencyKeyHeader?: unknown,
   ): Promise<Schemas['CreateTicketResult']> {
-    const rules = this.deps.rules.createTicket;
-    const content = readString(input.content, { param: 'content', in: from, ...rules.content });
-    const authorName = readString(input.authorName, {
-      param: 'authorName',
-      in: from,
-      ...rules.authorName,
-    });
-    const bodyKey = readString(input.idempotencyKey, {
-      param: 'idempotencyKey',
-      in: from,
-      ...rules.idempotencyKey,
-    });
+    const rules = this.params[from].create;
+    const content = readString(input.content, rules.content);
+    const authorName = readString(input.authorName, rules.authorName);
+    const bodyKey = readString(input.idempotencyKey, rules.idempotencyKey);
     const headerKey = readIdempotencyKeyHeader(
       idempotencyKeyHeader,
-      rules.idempotencyKeyHeader.maxLength,
+      this.deps.rules.createTicket.idempotencyKeyHeader.maxLength,
     );
     const idempotencyKey = headerKey ?? bodyKey;
     const created = await this.deps.tickets.createTicket(
@@ -156,12 +162,7 @@ export class AgentOperations {
     input: Inputs,
     from: InputSource,
   ): Promise<Schemas['Answer']> {
-    const rules = this.deps.rules.generateAnswer;
-    const question = readString(input.question, {
-      param: 'question',
-      in: from,
-      ...rules.question,
-    });
+    const question = readString(input.question, this.params[from].answer.question);
     const { settings } = caller;
     const result = await this.deps.answers.generateAnswer(
       {
@@ -186,19 +187,54 @@ export class AgentOperations {
   }
 }
 
+/** The public body of a search: the hits without their entry ids, in the service's order. */
+export function searchResultsOf(found: knowledge.SearchResponse): Schemas['SearchResults'] {
+  return {
+    results: found.results.map((hit) => ({
+      question: hit.question,
+      answer: hit.answer,
+      score: hit.score,
+    })),
+  };
+}
+
 /** A cursor is opaque; one too long to be ours is rejected here, the rest by the service. */
-function readCursor(value: unknown, from: InputSource, maxLength: number): string | undefined {
-  const cursor = readString(value, {
-    param: 'cursor',
-    in: from,
-    maxLength: Number.MAX_SAFE_INTEGER,
-  });
-  if (cursor !== undefined && codePointLength(cursor) > maxLength) {
+function readCursor(value: unknown, rule: StringRule, limits: StringLimits): string | undefined {
+  const cursor = readString(value, rule);
+  if (cursor !== undefined && codePointLength(cursor) > limits.maxLength) {
     throw new AppError('invalid_cursor', 'cursor was not produced by this service', {
       param: 'cursor',
     });
   }
   return cursor;
+}
+
+/**
+ * The rule of every parameter of the operations, for one input source (query or JSON): built
+ * once from the document's limits, not on every request.
+ */
+function paramRules(rules: InputRules, from: InputSource) {
+  const at = <L extends object>(param: string, limits: L) => ({ param, in: from, ...limits });
+  return {
+    search: {
+      query: at('query', rules.searchKnowledgeBase.query),
+      limit: at('limit', rules.searchKnowledgeBase.limit),
+    },
+    list: {
+      status: at('status', rules.listTickets.status),
+      priority: at('priority', rules.listTickets.priority),
+      category: at('category', rules.listTickets.category),
+      limit: at('limit', rules.listTickets.limit),
+      // Any length is read; one longer than ours is invalid_cursor (readCursor), not a 400.
+      cursor: at('cursor', { maxLength: Number.MAX_SAFE_INTEGER }),
+    },
+    create: {
+      content: at('content', rules.createTicket.content),
+      authorName: at('authorName', rules.createTicket.authorName),
+      idempotencyKey: at('idempotencyKey', rules.createTicket.idempotencyKey),
+    },
+    answer: { question: at('question', rules.generateAnswer.question) },
+  };
 }
 
 /** The public ticket record: every key present, null for unset values. */

@@ -51,6 +51,11 @@ export interface TicketsUpstream {
 
 export interface KnowledgeUpstream {
   search(request: knowledge.SearchRequest, requestId?: string): Promise<knowledge.SearchResponse>;
+  /**
+   * Search, answered as the public API's SearchResults document, serialized (UTF-8 JSON):
+   * byte for byte `JSON.stringify(searchResultsOf(await search(request)))`.
+   */
+  searchResultsJson(request: knowledge.SearchRequest, requestId?: string): Promise<Uint8Array>;
   upsertEntries(
     request: knowledge.UpsertEntriesRequest,
     requestId?: string,

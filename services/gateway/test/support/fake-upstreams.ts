@@ -2,13 +2,8 @@
 // knowledge, answers and digest services (plus health), recording every request. The real
 // services are tested in their own suites and end to end.
 import { answers, digest, knowledge, tickets } from '@support-agent/proto';
-import {
-  AppError,
-  createLogger,
-  startGrpcServer,
-  unaryHandler,
-  type GrpcServerHandle,
-} from '@support-agent/shared';
+import { startStubServer } from '../../../../test/support/grpc-stub.js';
+import { AppError, createLogger, unaryHandler, type GrpcServerHandle } from '@support-agent/shared';
 
 export interface FakeUpstreams {
   address: string;
@@ -271,6 +266,8 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
       category: 'general_question',
       priority: 'medium',
       summary: '',
+      probabilities: {},
+      provider: 'builtin',
     })),
     getUsage: unaryHandler(logger, 'getUsage', async (req: answers.GetUsageRequest, call) => {
       await record(calls.getUsage)(req, call);
@@ -323,17 +320,15 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
     ),
   };
 
-  const server: GrpcServerHandle = await startGrpcServer({
-    host: '127.0.0.1',
-    port: options.port ?? 0,
-    logger,
-    services: [
+  const server: GrpcServerHandle = await startStubServer(
+    [
       { definition: tickets.TicketsServiceService, implementation: ticketsImpl },
       { definition: knowledge.KnowledgeServiceService, implementation: knowledgeImpl },
       { definition: answers.AnswersServiceService, implementation: answersImpl },
       { definition: digest.DigestServiceService, implementation: digestImpl },
     ],
-  });
+    options.port ?? 0,
+  );
 
   return {
     address: `127.0.0.1:${server.port}`,

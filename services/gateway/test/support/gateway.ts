@@ -1,8 +1,15 @@
 // Starts gateways for component tests (port 0, silent logs) and talks to them over HTTP.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createLogger } from '@support-agent/shared';
+import { createTestDatabase } from '../../../../test/support/mysql.js';
+import { api } from '../../../../test/support/stack.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../src/config.js';
 import { start, type GatewayHandle } from '../../src/server.js';
+import { startFakeUpstreams, type FakeUpstreams } from './fake-upstreams.js';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const TEST_BASE_URL = 'https://api.example.test';
@@ -30,6 +37,59 @@ export function testConfig(env: Record<string, string | undefined>): GatewayConf
   });
 }
 
+/** What the gateways of one test file share: their store and canned gRPC upstreams. */
+export interface GatewayBackends {
+  upstreams: FakeUpstreams;
+  /** For startGateway: the store (MYSQL_URL and REDIS_URL, or EMBEDDED and DATA_DIR) and UPSTREAM. */
+  env: Record<string, string | undefined>;
+  /** The embedded store's folder (with `embedded`). */
+  dataDir: string;
+  /** Stops the upstreams and removes the database or folder. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A fresh database on the test MariaDB (named after `prefix`) with the test Redis, or with
+ * `embedded` a new DATA_DIR and a generated admin token, plus fake upstreams.
+ */
+export async function startGatewayBackends(
+  prefix: string,
+  options: { embedded?: boolean } = {},
+): Promise<GatewayBackends> {
+  const upstreams = await startFakeUpstreams();
+  if (options.embedded) {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+    return {
+      upstreams,
+      dataDir,
+      env: {
+        EMBEDDED: 'true',
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN: undefined,
+        UPSTREAM: upstreams.address,
+      },
+      async stop() {
+        await upstreams.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const db = await createTestDatabase(prefix);
+  return {
+    upstreams,
+    dataDir: '',
+    env: {
+      MYSQL_URL: db.url,
+      REDIS_URL: requireEnv('TEST_REDIS_URL'),
+      UPSTREAM: upstreams.address,
+    },
+    async stop() {
+      await upstreams.stop();
+      await db.drop();
+    },
+  };
+}
+
 export interface TestGateway {
   handle: GatewayHandle;
   base: string;
@@ -40,7 +100,7 @@ export interface TestGateway {
 
 export async function startGateway(env: Record<string, string | undefined>): Promise<TestGateway> {
   const config = testConfig(env);
-  const handle = await start(config, createLogger('gateway', config.logLevel));
+  const handle = await start(config, createLogger('gateway', config.LOG_LEVEL));
   return {
     handle,
     config,
@@ -65,29 +125,13 @@ export interface RequestOptions {
   body?: unknown;
 }
 
-export async function request(url: string, opts: RequestOptions = {}): Promise<HttpResult> {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  if (opts.key !== undefined) headers.authorization = `Bearer ${opts.key}`;
-  let body: string | undefined;
-  if (typeof opts.body === 'string') {
-    body = opts.body;
-  } else if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const res = await fetch(url, {
-    method: opts.method ?? 'GET',
-    headers,
-    ...(body !== undefined ? { body } : {}),
+/** One HTTP request (test/support/stack.ts `api`); objects go as JSON, strings as they are. */
+export function request(url: string, opts: RequestOptions = {}): Promise<HttpResult> {
+  const { body, ...rest } = opts;
+  return api(url, opts.method ?? 'GET', '', {
+    ...rest,
+    ...(typeof body === 'string' ? { rawBody: body } : { body }),
   });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
 }
 
 /** Calls the admin API with the test admin token. */
@@ -102,6 +146,21 @@ export function admin(
     headers: { authorization: `Bearer ${gw.handle.adminToken}` },
     ...(body !== undefined ? { body } : {}),
   });
+}
+
+/** Asserts an error answer: the status, a JSON body and its error code (and param, when given). */
+export function assertError(res: HttpResult, status: number, code: string, param?: string): void {
+  assert.equal(res.status, status, res.text);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
+  assert.equal(res.json?.error?.code, code, res.text);
+  if (param !== undefined) assert.equal(res.json.error.param, param, res.text);
+}
+
+/** Creates an organization through the admin API; returns its id (`prefix-…`). */
+export async function createOrg(gw: TestGateway, prefix: string, name = 'Org'): Promise<string> {
+  const id = uniqueSlug(prefix);
+  assert.equal((await admin(gw, 'POST', '/orgs', { name, id })).status, 201);
+  return id;
 }
 
 export function uniqueSlug(prefix = 't'): string {

@@ -30,7 +30,7 @@ runMain('reindex', async () => {
     return;
   }
   const config = loadKnowledgeConfig();
-  const logger = createLogger('knowledge-reindex', config.logLevel);
+  const logger = createLogger('knowledge-reindex', config.LOG_LEVEL);
   const { index, embeddings, catalog } = await createBackend(config, logger);
 
   const collections = await catalog.list();

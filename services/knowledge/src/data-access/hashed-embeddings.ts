@@ -1,8 +1,7 @@
 import { hash32 } from '../domain/hashing.js';
 import type { EmbeddingProvider, EntryText, Fingerprint } from '../domain/ports.js';
 import { questionText } from '../domain/scoring.js';
-import { isStopword, words } from '../domain/tokenizer.js';
-import { porterStem } from '../domain/porter-stemmer.js';
+import { isStopword, stem, words } from '../domain/tokenizer.js';
 
 /**
  * Built-in embeddings that need no model: the feature-hashing trick
@@ -32,6 +31,7 @@ const SEED_CHARGRAM = 0xc2b2ae3d;
 
 export class HashedEmbeddings implements EmbeddingProvider {
   readonly fingerprint: Fingerprint;
+  private part: Float32Array | undefined;
   /** Signed hashing keeps unrelated texts near 0; a text with itself is 1. */
   readonly cosineRange = { unrelated: 0, identical: 1 };
 
@@ -68,7 +68,7 @@ export class HashedEmbeddings implements EmbeddingProvider {
   embedText(text: string): Float32Array {
     const all = words(text);
     const content = all.filter((w) => !isStopword(w));
-    const stems = content.map(porterStem);
+    const stems = content.map(stem);
 
     const unigrams = new Map<string, number>();
     for (const s of stems) bump(unigrams, s);
@@ -96,12 +96,15 @@ export class HashedEmbeddings implements EmbeddingProvider {
     weight: number,
   ): void {
     if (features.size === 0) return;
-    const part = new Float32Array(this.dimensions);
-    for (const [feature, tf] of features) {
+    // One scratch row per instance (embedding is synchronous), cleared for each family.
+    const part = (this.part ??= new Float32Array(this.dimensions)).fill(0);
+    const dimensions = this.dimensions;
+    // forEach: a for…of over the entries would allocate a [key, value] pair per feature.
+    features.forEach((tf, feature) => {
       const h = hash32(feature, seed);
       const sign = h & 0x80000000 ? -1 : 1;
-      part[h % this.dimensions]! += sign * (1 + Math.log(tf));
-    }
+      part[h % dimensions]! += sign * (1 + Math.log(tf));
+    });
     let norm = 0;
     for (let i = 0; i < part.length; i++) norm += part[i]! * part[i]!;
     if (norm === 0) return;

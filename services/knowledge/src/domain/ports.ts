@@ -73,20 +73,59 @@ export interface CandidateQuery {
   limit: number;
 }
 
+/** A candidate as an object: made only for those the reranker reads or search returns. */
 export interface Candidate {
   entry: StoredEntry;
-  dense: ArrayLike<number>;
-  /** The entry's sparse vector; at least its weights for the query's terms (what scoring reads). */
-  sparse: SparseVector;
+  /**
+   * Cosine of the entry's dense vector with the query's; null when the query has no vector.
+   * The embedded index sums Σ query[j]·entry[j] in ascending j in doubles (as `dot` here);
+   * Qdrant computes it itself, in float32 (within 1e-6).
+   */
+  cosine: number | null;
+  /**
+   * What the reranker reads of the entry's text, when the index keeps it per entry; without
+   * it the reranker derives it from the entry's text (entry-profile.ts).
+   */
+  profile?: EntryProfile;
 }
 
-/** Candidates plus the organization's statistics that lexical scoring needs. */
+/** What the reranker reads of an entry's text besides its vectors (entry-profile.ts). */
+export interface EntryProfile {
+  /** Identifies the entry's question: answers to one question share it. */
+  questionKey: number;
+  /** Distinct terms of the question text (question and tags), in order of first occurrence. */
+  questionTerms: readonly string[];
+  /** Σ count² of the character trigrams of the question's terms. */
+  questionGramNorm2: number;
+  /** True when the entry's answer holds the term (one of the query's terms). */
+  inAnswer(term: QueryTerm): boolean;
+}
+
+/**
+ * The candidates of one query as columns, candidate k = 0 … size − 1, each entry at most once,
+ * plus the organization's statistics that lexical scoring needs. The first stage scores every
+ * candidate from these arrays; objects (`candidate(k)`) are made only for the few it passes
+ * on to the reranker.
+ */
 export interface CandidateSet {
   /** Entries in the organization. */
   docCount: number;
   /** Entries of the organization containing each query term, by term id. */
   documentFrequency: Map<number, number>;
-  candidates: Candidate[];
+  size: number;
+  /** Terms of the query the weights are laid out for (CandidateQuery.terms, in order). */
+  termCount: number;
+  /**
+   * termWeights[k · termCount + t]: candidate k's sparse weight for the query's term t, 0 when
+   * its entry lacks the term: all that lexical scoring reads.
+   */
+  termWeights: Float64Array;
+  /** cosines[k]: as Candidate.cosine; null when the query has no vector. */
+  cosines: Float64Array | null;
+  /** The entry id of candidate k. */
+  idOf(k: number): string;
+  /** Candidate k as an object (its entry's text is read when first asked for). */
+  candidate(k: number): Candidate;
 }
 
 export type WriteOutcome = 'inserted' | 'updated';
@@ -118,7 +157,7 @@ export interface KnowledgeIndex {
   /** Deletes the given entries; returns how many existed. */
   delete(orgId: string, ids: string[]): Promise<number>;
   count(orgId: string): Promise<number>;
-  /** Hybrid candidates: best lexical and best dense matches, with their vectors. */
+  /** Hybrid candidates: best lexical and best dense matches, with their cosines and term weights. */
   candidates(query: CandidateQuery): Promise<CandidateSet>;
   /** Organizations with at least one entry (re-indexing walks them). */
   listOrgs(): Promise<string[]>;

@@ -1,74 +1,125 @@
-import { words, isStopword, terms } from './tokenizer.js';
+import { words, isStopword } from './tokenizer.js';
 
 /**
- * How closely a query matches an entry's question, independently of its answer.
- * Support questions are mostly paraphrases of the FAQ question that answers them,
- * so the question alone carries more signal than the question+answer blend the
- * first-stage scores see.
+ * How closely a query matches an entry's question, independently of its answer: the
+ * cosine of the character trigram counts of their distinct terms (the reranker's
+ * questionChars; its coverage features are in rerank.ts). Support questions are mostly
+ * paraphrases of the FAQ question that answers them, so the question alone carries more
+ * signal than the question+answer blend the first-stage scores see.
  */
 
 /** Character n-grams of content words: tolerant of inflections, compounds and typos. */
 const CHARGRAM = 3;
 
-/** Distinct stemmed content terms of a text. */
-export function termSet(text: string): Set<string> {
-  return new Set(terms(text));
+/**
+ * A character trigram as one number, so trigram counts are kept in number-keyed maps without
+ * slicing strings: its three UTF-16 code units 10 bits apart when each is below 1024 (a small
+ * integer, which maps hash fastest: every Latin letter and digit), else 16 bits apart (48 bits,
+ * exact in a double, and ≥ 2^32 since no unit is 0): one code per trigram either way.
+ */
+function gramCode(s: string, i: number): number {
+  const a = s.charCodeAt(i);
+  const b = s.charCodeAt(i + 1);
+  const c = s.charCodeAt(i + 2);
+  if (a < 1024 && b < 1024 && c < 1024) return (a << 20) | (b << 10) | c;
+  return a * 2 ** 32 + b * 2 ** 16 + c;
 }
 
 /**
- * Share of the query's distinct terms that the question contains, each weighted by
- * its IDF (`weightOf`): 1 when every informative query word is in the question.
+ * Bounded memo of termGrams: a KB's question vocabulary is small, and every query
+ * compares its trigrams with those of the 20 questions it reranks.
  */
-export function queryCoverage(
-  queryTerms: readonly string[],
-  question: ReadonlySet<string>,
-  weightOf: (term: string) => number,
-): number {
-  let total = 0;
-  let covered = 0;
-  for (const t of queryTerms) {
-    const w = weightOf(t);
-    total += w;
-    if (question.has(t)) covered += w;
-  }
-  return total > 0 ? covered / total : 0;
-}
+const GRAM_CACHE_SIZE = 50_000;
+const gramCache = new Map<string, readonly number[]>();
 
-/** Share of the question's distinct terms that the query contains (1: nothing of it is missing). */
-export function questionCoverage(
-  query: ReadonlySet<string>,
-  question: ReadonlySet<string>,
-): number {
-  if (question.size === 0) return 0;
-  let n = 0;
-  for (const t of question) if (query.has(t)) n++;
-  return n / question.size;
-}
-
-/** Character trigram counts of a text's content words (each word padded with < and >). */
-export function charGrams(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const w of words(text)) {
+/**
+ * The character trigrams of a term (as codes, with repeats): those of each of its content
+ * words, padded with < and > ("<word>"). Terms are single words of letters and digits, so
+ * the trigrams of several terms joined by spaces are those of each term, added up.
+ */
+export function termGrams(term: string): readonly number[] {
+  let out = gramCache.get(term);
+  if (out !== undefined) return out;
+  const codes: number[] = [];
+  for (const w of words(term)) {
     if (isStopword(w)) continue;
     const padded = `<${w}>`;
-    for (let i = 0; i + CHARGRAM <= padded.length; i++) {
-      const g = padded.slice(i, i + CHARGRAM);
-      out.set(g, (out.get(g) ?? 0) + 1);
-    }
+    for (let i = 0; i + CHARGRAM <= padded.length; i++) codes.push(gramCode(padded, i));
   }
+  if (gramCache.size >= GRAM_CACHE_SIZE) gramCache.clear();
+  gramCache.set(term, (out = codes));
   return out;
 }
 
-/** Cosine similarity of two count vectors, in [0,1]. */
-export function countCosine(a: Map<string, number>, b: Map<string, number>): number {
-  if (a.size === 0 || b.size === 0) return 0;
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
-  let dot = 0;
-  for (const [k, v] of small) dot += v * (large.get(k) ?? 0);
-  const norm = (m: Map<string, number>) => {
-    let s = 0;
-    for (const v of m.values()) s += v * v;
-    return Math.sqrt(s);
-  };
-  return dot / (norm(a) * norm(b));
+/** Trigram counts of a list of terms, by code. */
+export interface GramCounts {
+  counts: Map<number, number>;
+  /** Σ count², the squared norm of the count vector. */
+  norm2: number;
+}
+
+export function gramCounts(terms: readonly string[]): GramCounts {
+  const counts = new Map<number, number>();
+  for (const t of terms) for (const g of termGrams(t)) counts.set(g, (counts.get(g) ?? 0) + 1);
+  let norm2 = 0;
+  for (const c of counts.values()) norm2 += c * c;
+  return { counts, norm2 };
+}
+
+/**
+ * One query's side of the question features, for the questions it reranks. Reranked
+ * questions share words, so each question word is looked up once per query: its trigram
+ * matches with the query's trigrams, and its position among the query's terms.
+ */
+export class QueryWords {
+  readonly grams: GramCounts;
+  private readonly positions = new Map<string, number>();
+  /** Per question word seen: matches · 128 + 1 + its position in the query (0: not in it). */
+  private readonly seen = new Map<string, number>();
+  /** Of the question last compared: how many of its terms the query holds. */
+  shared = 0;
+
+  /** `terms`: the query's distinct terms (at most 127). */
+  constructor(terms: readonly string[]) {
+    terms.forEach((t, i) => this.positions.set(t, i));
+    this.grams = gramCounts(terms);
+  }
+
+  /**
+   * Compares a question's terms with the query: flags in `held` (by query position) the
+   * query terms the question holds, sets `shared`, and returns the question's trigram matches
+   * with the query (Σ over its terms of each term's matches: the dot product of the trigram
+   * counts).
+   */
+  compare(questionTerms: readonly string[], held: Uint8Array): number {
+    let dot = 0;
+    let shared = 0;
+    for (const t of questionTerms) {
+      let packed = this.seen.get(t);
+      if (packed === undefined) {
+        let m = 0;
+        for (const g of termGrams(t)) m += this.grams.counts.get(g) ?? 0;
+        packed = m * 128 + 1 + (this.positions.get(t) ?? -1);
+        this.seen.set(t, packed);
+      }
+      const position = (packed % 128) - 1;
+      if (position >= 0) {
+        held[position] = 1;
+        shared++;
+      }
+      dot += Math.floor(packed / 128);
+    }
+    this.shared = shared;
+    return dot;
+  }
+
+  /**
+   * The cosine of the trigram counts of the query's terms and a question's distinct terms,
+   * from their dot product (`compare`) and the question's squared norm (which an index keeps
+   * per entry). Counts are small integers, so dot product and norms are exact in any order.
+   */
+  charsCosine(dot: number, questionNorm2: number): number {
+    if (this.grams.norm2 === 0 || questionNorm2 === 0) return 0;
+    return dot / (Math.sqrt(this.grams.norm2) * Math.sqrt(questionNorm2));
+  }
 }

@@ -1,22 +1,8 @@
-import {
-  compareIds,
-  denseSimilarity,
-  dot,
-  lexicalSimilarity,
-  queryIdf,
-  questionText,
-  relevance,
-  round6,
-  MIN_SCORE,
-} from './scoring.js';
+import { profileFromText } from './entry-profile.js';
+import { firstStage } from './first-stage.js';
 import type { Candidate, CandidateSet, EmbeddingProvider, QueryTerm } from './ports.js';
-import {
-  charGrams,
-  countCosine,
-  queryCoverage,
-  questionCoverage,
-  termSet,
-} from './question-match.js';
+import { QueryWords } from './question-match.js';
+import { compareIds, round6, MIN_SCORE } from './scoring.js';
 
 /**
  * Second stage of search: the best `depth` candidates of the hybrid first stage are
@@ -83,6 +69,8 @@ export interface RerankQuery {
 /** A candidate with its first-stage score and reranking features. */
 export interface FeatureRow {
   candidate: Candidate;
+  /** Identifies the entry's question: answers to one question do not compete (competitorGaps). */
+  questionKey: number;
   /** First-stage (hybrid) relevance, 0–1: decides which candidates are reranked. */
   firstStage: number;
   features: Record<RerankFeature, number>;
@@ -96,7 +84,7 @@ export interface RankedEntry {
 
 /**
  * Feature rows of the `depth` best candidates by first-stage relevance (ties by entry id).
- * `exclude` drops entries before anything is computed (the fitting script uses it to
+ * `exclude` drops entries (by id) before anything is computed (the fitting script uses it to
  * simulate a KB that does not cover a query).
  */
 export function featureRows(
@@ -104,73 +92,52 @@ export function featureRows(
   set: CandidateSet,
   cosineRange: EmbeddingProvider['cosineRange'],
   depth: number,
-  exclude?: (c: Candidate) => boolean,
+  exclude?: (entryId: string) => boolean,
 ): FeatureRow[] {
-  const idfs = queryIdf(query.terms, set);
-  const seen = new Set<string>();
-  const scored: { candidate: Candidate; lexical: number; dense: number | null; first: number }[] =
-    [];
-  for (const candidate of set.candidates) {
-    if (seen.has(candidate.entry.id) || exclude?.(candidate)) continue;
-    seen.add(candidate.entry.id);
-    const lexical = lexicalSimilarity(query.terms, idfs, candidate.sparse);
-    const dense =
-      query.dense === null ? null : denseSimilarity(dot(query.dense, candidate.dense), cosineRange);
-    scored.push({ candidate, lexical, dense, first: round6(relevance(lexical, dense)) });
-  }
-  const lexicalRank = competitionRanks(scored.map((s) => s.lexical));
-  const denseRank = competitionRanks(scored.map((s) => s.dense ?? 0));
-  const order = scored
-    .map((s, i) => ({ ...s, i }))
-    .sort((a, b) => b.first - a.first || compareIds(a.candidate.entry.id, b.candidate.entry.id))
-    .slice(0, depth);
+  const first = firstStage(query, set, cosineRange, depth, exclude);
+  const { idfs, lexical, dense } = first;
 
-  const queryTermList = [...new Set(query.terms.map((t) => t.term))];
-  const querySet = new Set(queryTermList);
-  const idfByTerm = new Map(query.terms.map((t) => [t.term, idfs.get(t.id) ?? 0]));
-  const queryChars = charGrams(queryTermList.join(' '));
-  const bestLexical = new Map<string, number>();
-  for (const s of order) {
-    const q = s.candidate.entry.question;
-    bestLexical.set(q, Math.max(bestLexical.get(q) ?? 0, s.lexical));
-  }
-  return order.map((s) => {
-    const question = questionText(s.candidate.entry);
-    const questionTerms = termSet(question);
+  // Query terms are distinct (queryTerms); each weighs its IDF in the coverage features.
+  let totalWeight = 0;
+  for (const w of idfs) totalWeight += w;
+  const words = new QueryWords(query.terms.map((t) => t.term));
+  const held = new Uint8Array(query.terms.length);
+  const candidates = first.best.map((i) => set.candidate(first.kept[i]!));
+  const profiles = candidates.map((c) => c.profile ?? profileFromText(c.entry));
+  const bestLexical = new Map<number, number>();
+  first.best.forEach((i, r) => {
+    const key = profiles[r]!.questionKey;
+    bestLexical.set(key, Math.max(bestLexical.get(key) ?? 0, lexical[i]!));
+  });
+  return first.best.map((i, r) => {
+    const profile = profiles[r]!;
+    const questionTerms = profile.questionTerms;
+    held.fill(0);
+    const gramDot = words.compare(questionTerms, held);
+    // IDF-weighted shares of the query found in the question and in the answer, summed in
+    // query order; and how many of the question's distinct terms the query holds.
+    let inQuestion = 0;
+    let inAnswer = 0;
+    for (let j = 0; j < query.terms.length; j++) {
+      if (held[j] === 1) inQuestion += idfs[j]!;
+      if (profile.inAnswer(query.terms[j]!)) inAnswer += idfs[j]!;
+    }
     return {
-      candidate: s.candidate,
-      firstStage: s.first,
+      candidate: candidates[r]!,
+      questionKey: profile.questionKey,
+      firstStage: first.relevance[i]!,
       features: {
-        lexical: s.lexical,
-        dense: s.dense ?? 0,
-        queryCoverage: queryCoverage(queryTermList, questionTerms, (t) => idfByTerm.get(t) ?? 0),
-        questionCoverage: questionCoverage(querySet, questionTerms),
-        questionChars: countCosine(queryChars, charGrams([...questionTerms].join(' '))),
-        answerCoverage: queryCoverage(
-          queryTermList,
-          termSet(s.candidate.entry.answer),
-          (t) => idfByTerm.get(t) ?? 0,
-        ),
-        sameQuestionLexical: bestLexical.get(s.candidate.entry.question)!,
-        lexicalRank: Math.log2(1 + lexicalRank[s.i]!),
-        denseRank: Math.log2(1 + denseRank[s.i]!),
+        lexical: lexical[i]!,
+        dense: dense ? dense[i]! : 0,
+        queryCoverage: totalWeight > 0 ? inQuestion / totalWeight : 0,
+        questionCoverage: questionTerms.length > 0 ? words.shared / questionTerms.length : 0,
+        questionChars: words.charsCosine(gramDot, profile.questionGramNorm2),
+        answerCoverage: totalWeight > 0 ? inAnswer / totalWeight : 0,
+        sameQuestionLexical: bestLexical.get(profile.questionKey)!,
+        lexicalRank: Math.log2(1 + first.lexicalRank[r]!),
+        denseRank: Math.log2(1 + first.denseRank[r]!),
       },
     };
-  });
-}
-
-/** 1 + the number of strictly larger values: equal values share a rank, so twins tie. */
-export function competitionRanks(values: number[]): number[] {
-  const sorted = [...values].sort((a, b) => b - a);
-  return values.map((v) => {
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid]! > v) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo + 1;
   });
 }
 
@@ -192,7 +159,7 @@ export function rankingScore(ranker: LinearRanker, features: Record<string, numb
  * question (capped to ±GAP_CAP; GAP_CAP when no other question competes). Answers to
  * the same question do not compete with each other; other questions do.
  */
-export function competitorGaps(rows: { question: string; score: number }[]): number[] {
+export function competitorGaps(rows: { question: unknown; score: number }[]): number[] {
   return rows.map((r) => {
     let best = -Infinity;
     for (const o of rows) if (o.question !== r.question && o.score > best) best = o.score;
@@ -216,7 +183,7 @@ export function rerank(
 ): RankedEntry[] {
   const stage = hasDense ? model.hybrid : model.lexicalOnly;
   const scored = rows.map((r) => ({
-    question: r.candidate.entry.question,
+    question: r.questionKey,
     score: rankingScore(stage.ranker, r.features),
   }));
   const gaps = competitorGaps(scored);

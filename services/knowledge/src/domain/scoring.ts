@@ -140,23 +140,36 @@ export function queryIdf(
   return out;
 }
 
+/** IDF of each query term, in the query's order. */
+export function termIdfs(
+  query: readonly QueryTerm[],
+  stats: Pick<CandidateSet, 'docCount' | 'documentFrequency'>,
+): Float64Array {
+  const out = new Float64Array(query.length);
+  for (let t = 0; t < query.length; t++)
+    out[t] = idf(stats.docCount, stats.documentFrequency.get(query[t]!.id) ?? 0);
+  return out;
+}
+
 /**
  * BM25 of the entry divided by the most BM25 this query could score on any entry
  * (every term present with saturated frequency): the IDF-weighted share of the
- * query that the entry covers, in [0,1).
+ * query that the entry covers, in [0,1). `weights[offset + t]` is the entry's weight for
+ * query term t (0 when it lacks it), `idfs[t]` that term's IDF (termIdfs).
  */
 export function lexicalSimilarity(
-  query: QueryTerm[],
-  idfs: Map<number, number>,
-  doc: SparseVector,
+  query: readonly QueryTerm[],
+  idfs: Float64Array,
+  weights: ArrayLike<number>,
+  offset = 0,
 ): number {
   let score = 0;
   let max = 0;
-  for (const t of query) {
-    const w = idfs.get(t.id) ?? 0;
-    max += t.count * w * (BM25_K1 + 1);
-    const tf = sparseValue(doc, t.id);
-    if (tf > 0) score += t.count * w * tf;
+  for (let t = 0; t < query.length; t++) {
+    const w = query[t]!.count * idfs[t]!;
+    max += w * (BM25_K1 + 1);
+    const tf = weights[offset + t]!;
+    if (tf > 0) score += w * tf;
   }
   return max > 0 ? score / max : 0;
 }
@@ -190,29 +203,26 @@ export interface ScoredEntry {
 /** Scores are reported to 6 decimals and ranked by that reported value, ties by entry id. */
 export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
-/** Scores and ranks candidates: best first, ties by entry id, at most `limit`. */
+/**
+ * Ranks candidates by the first stage alone (calibrated hybrid relevance): best first, ties
+ * by entry id, at most `limit`.
+ */
 export function rankCandidates(
   query: { terms: QueryTerm[]; dense: Float32Array | null },
   set: CandidateSet,
   cosineRange: EmbeddingProvider['cosineRange'],
   limit: number,
 ): ScoredEntry[] {
-  const idfs = queryIdf(query.terms, set);
-  const seen = new Set<string>();
-  const scored: ScoredEntry[] = [];
-  for (const candidate of set.candidates) {
-    if (seen.has(candidate.entry.id)) continue;
-    seen.add(candidate.entry.id);
-    const lexical = lexicalSimilarity(query.terms, idfs, candidate.sparse);
-    const dense =
-      query.dense === null ? null : denseSimilarity(dot(query.dense, candidate.dense), cosineRange);
+  const idfs = termIdfs(query.terms, set);
+  const scored: { k: number; score: number }[] = [];
+  for (let k = 0; k < set.size; k++) {
+    const lexical = lexicalSimilarity(query.terms, idfs, set.termWeights, k * set.termCount);
+    const dense = query.dense && set.cosines ? denseSimilarity(set.cosines[k]!, cosineRange) : null;
     const score = round6(calibrate(relevance(lexical, dense)));
-    if (score >= MIN_SCORE) scored.push({ candidate, score });
+    if (score >= MIN_SCORE) scored.push({ k, score });
   }
-  scored.sort(
-    (a, b) => b.score - a.score || compareIds(a.candidate.entry.id, b.candidate.entry.id),
-  );
-  return scored.slice(0, limit);
+  scored.sort((a, b) => b.score - a.score || compareIds(set.idOf(a.k), set.idOf(b.k)));
+  return scored.slice(0, limit).map(({ k, score }) => ({ candidate: set.candidate(k), score }));
 }
 
 /** Code-unit order, the same in every process and locale. */

@@ -59,7 +59,7 @@ export async function searchEntries(
     terms,
     limit: candidateCount(Math.max(limit, model.depth)),
   });
-  if (set.candidates.length === 0) return [];
+  if (set.size === 0) return [];
   const rows = featureRows({ terms, dense }, set, deps.embeddings.cosineRange, model.depth);
   return rerank(model, rows, dense !== null, limit).map(({ candidate, score }) => ({
     entryId: candidate.entry.id,

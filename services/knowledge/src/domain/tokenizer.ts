@@ -24,26 +24,55 @@ const MAX_WORD_LENGTH = 40;
 const WORD = /[\p{L}\p{N}]+/gu;
 const APOSTROPHES = /['’‘`]/g;
 
+/**
+ * The last text split and its words: a search splits its query twice in a row (its terms for
+ * the index, its words for the query embedding), and so does writing an entry.
+ */
+let lastText: string | undefined;
+let lastWords: readonly string[] = [];
+
 /** Lower-cased words (letters and digits) in order, apostrophes folded ("don't" → "dont"). */
-export function words(text: string): string[] {
+export function words(text: string): readonly string[] {
+  if (text === lastText) return lastWords;
   const folded = text.normalize('NFKC').toLowerCase().replace(APOSTROPHES, '');
   const out: string[] = [];
   for (const match of folded.matchAll(WORD)) {
     const w = match[0];
     if (w.length <= MAX_WORD_LENGTH) out.push(w);
   }
-  return out;
+  lastText = text;
+  lastWords = Object.freeze(out);
+  return lastWords;
 }
 
 export function isStopword(word: string): boolean {
   return STOPWORDS.has(word);
 }
 
+/**
+ * Stems seen recently. A KB's vocabulary is small next to its text, so every entry written
+ * and every query reuses the stems of words seen before instead of running Porter's steps
+ * again (the most expensive part of tokenising). Bounded: emptied when full.
+ */
+const STEM_CACHE_SIZE = 50_000;
+const stems = new Map<string, string>();
+
+/** porterStem, memoised. */
+export function stem(word: string): string {
+  let s = stems.get(word);
+  if (s === undefined) {
+    if (stems.size >= STEM_CACHE_SIZE) stems.clear();
+    s = porterStem(word);
+    stems.set(word, s);
+  }
+  return s;
+}
+
 /** The index terms of a text: content words, stemmed, in order (duplicates kept). */
 export function terms(text: string): string[] {
   const out: string[] = [];
   for (const w of words(text)) {
-    if (!STOPWORDS.has(w)) out.push(porterStem(w));
+    if (!STOPWORDS.has(w)) out.push(stem(w));
   }
   return out;
 }

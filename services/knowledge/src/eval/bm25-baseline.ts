@@ -1,3 +1,6 @@
+import type { EvalCollection } from './eval-data.js';
+import type { RankedQuery } from './retrieval-metrics.js';
+
 /**
  * The reference BM25 of the evaluation: k1=1.2, b=0.75 over question+answer,
  * lower-case alphanumeric tokens, no stemming, no stop words, Lucene's IDF.
@@ -57,4 +60,19 @@ export class Bm25Baseline {
     scored.sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
     return scored.slice(0, limit).map((s) => s.id);
   }
+}
+
+/** The baseline's top `k` for each query of a test collection, over question + answer. */
+export function bm25Rankings(
+  collection: Omit<EvalCollection, 'judgements'>,
+  k: number,
+): RankedQuery[] {
+  const bm25 = new Bm25Baseline(
+    collection.corpus.map((c) => ({ id: c.faq_id, text: `${c.question} ${c.answer}` })),
+  );
+  return collection.queries.map((q) => ({
+    queryId: q.query_id,
+    threadId: q.thread_id,
+    ranking: bm25.search(q.text, k),
+  }));
 }

@@ -96,10 +96,10 @@ export async function labelledQueries(
         covered: q.covered,
         group: q.group || [...relevant][0]!,
         relevant,
-        hybrid: featureRows({ terms, dense }, set, range, depth),
-        lexical: featureRows({ terms, dense: null }, lexicalSet, range, depth),
-        uncovered: featureRows({ terms, dense }, set, range, depth, (c) =>
-          relevant.has(c.entry.id),
+        hybrid: detached(featureRows({ terms, dense }, set, range, depth)),
+        lexical: detached(featureRows({ terms, dense: null }, lexicalSet, range, depth)),
+        uncovered: detached(
+          featureRows({ terms, dense }, set, range, depth, (id) => relevant.has(id)),
         ),
       });
     }
@@ -108,4 +108,13 @@ export async function labelledQueries(
     await index.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Rows whose entries hold their text (read now): they outlive the index they came from. */
+function detached(rows: FeatureRow[]): FeatureRow[] {
+  return rows.map((row) => {
+    const { id, question, answer, tags, updatedAt, contentHash } = row.candidate.entry;
+    const entry = { id, question, answer, tags, updatedAt, contentHash };
+    return { ...row, candidate: { ...row.candidate, entry } };
+  });
 }

@@ -36,6 +36,8 @@ interface Collection {
   dense: Map<string, { size: number; distance: string }>;
   sparse: Map<string, { modifier: string }>;
   hnsw: Record<string, unknown>;
+  /** quantization_config as created (null: none). */
+  quantization: unknown;
   payloadIndexes: Map<string, unknown>;
   points: Map<string, Point>;
   version: number;
@@ -215,6 +217,7 @@ export class QdrantStandIn {
       dense,
       sparse,
       hnsw: (b.hnsw_config ?? {}) as Record<string, unknown>,
+      quantization: b.quantization_config ?? null,
       payloadIndexes: new Map(),
       points: new Map(),
       version: 0,
@@ -244,6 +247,7 @@ export class QdrantStandIn {
           on_disk_payload: true,
         },
         hnsw_config: { m: 16, ef_construct: 100, full_scan_threshold: 10000, ...c.hnsw },
+        quantization_config: c.quantization,
         optimizer_config: {
           deleted_threshold: 0.2,
           vacuum_min_vector_number: 1000,
@@ -335,22 +339,47 @@ export class QdrantStandIn {
 
   private query(c: Collection, b: Record<string, unknown>): unknown[] {
     const limit = typeof b.limit === 'number' ? b.limit : 10;
-    let scored: { point: Point; score: number }[];
+    const allowed = new Set(this.select(c, b.filter).map((x) => String(x.id)));
+    return this.scored(c, b, allowed)
+      .slice(0, limit)
+      .map(({ point, score }) => ({
+        id: point.id,
+        version: point.version,
+        score,
+        ...this.project(point, b.with_payload ?? false, b.with_vector ?? false),
+      }));
+  }
+
+  /**
+   * The points of a query or prefetch, best first, limited: with prefetches (nested ones
+   * too), its query is applied to their results: fused with `{fusion: "rrf"}`, or rescored
+   * by a dense vector; without, its own nearest points. `allowed`: the top request's filter.
+   */
+  private scored(
+    c: Collection,
+    q: Record<string, unknown>,
+    allowed: Set<string>,
+  ): { point: Point; score: number }[] {
+    const limit = typeof q.limit === 'number' ? q.limit : 10;
     const prefetch =
-      b.prefetch === undefined || b.prefetch === null
+      q.prefetch === undefined || q.prefetch === null
         ? []
-        : Array.isArray(b.prefetch)
-          ? b.prefetch
-          : [b.prefetch];
-    if (prefetch.length > 0) {
-      const lists = (prefetch as Record<string, unknown>[]).map((p) => {
-        if (p.prefetch) throw new HttpError(501, 'nested prefetch is not implemented');
-        const allowed = new Set(this.select(c, b.filter).map((x) => String(x.id)));
-        return this.nearest(c, p).filter((s) => allowed.has(String(s.point.id)));
-      });
-      const query = b.query as { fusion?: string } | undefined;
-      if (query?.fusion !== 'rrf')
-        throw new HttpError(501, 'only {fusion: "rrf"} is implemented over prefetches');
+        : Array.isArray(q.prefetch)
+          ? q.prefetch
+          : [q.prefetch];
+    if (prefetch.length === 0)
+      return this.nearest(c, q).filter((s) => allowed.has(String(s.point.id)));
+    const lists = (prefetch as Record<string, unknown>[]).map((p) => this.scored(c, p, allowed));
+    let scored: { point: Point; score: number }[];
+    const query = q.query as { fusion?: string } | number[] | undefined;
+    if (Array.isArray(query)) {
+      // Rescoring: the prefetched points, scored by the dense vector alone.
+      const seen = new Map<string, Point>();
+      for (const list of lists) for (const s of list) seen.set(String(s.point.id), s.point);
+      scored = this.nearest(c, { ...q, prefetch: undefined, limit: Infinity }).filter((s) =>
+        seen.has(String(s.point.id)),
+      );
+    } else if (query?.fusion === 'rrf') {
       const fused = new Map<string, { point: Point; score: number }>();
       for (const list of lists) {
         list.forEach((s, rank) => {
@@ -362,15 +391,13 @@ export class QdrantStandIn {
       }
       scored = [...fused.values()];
     } else {
-      scored = this.nearest(c, b);
+      throw new HttpError(
+        501,
+        'only {fusion: "rrf"} and dense rescoring are implemented over prefetches',
+      );
     }
     scored.sort((x, y) => y.score - x.score || compareIds(x.point.id, y.point.id));
-    return scored.slice(0, limit).map(({ point, score }) => ({
-      id: point.id,
-      version: point.version,
-      score,
-      ...this.project(point, b.with_payload ?? false, b.with_vector ?? false),
-    }));
+    return scored.slice(0, limit);
   }
 
   /** Nearest points for a plain dense or sparse vector query, filtered and limited. */
@@ -572,16 +599,21 @@ export function requestsWithoutOrgFilter(requests: RecordedRequest[]): string[] 
     const body = (r.body ?? {}) as Record<string, unknown>;
     if (!hasOrgCondition(body.filter)) problems.push(`${r.method} ${r.path}: no org_id filter`);
     if (op === 'query') {
-      const prefetch =
-        body.prefetch === undefined || body.prefetch === null
-          ? []
-          : Array.isArray(body.prefetch)
-            ? body.prefetch
-            : [body.prefetch];
-      for (const p of prefetch as Record<string, unknown>[]) {
-        if (!hasOrgCondition(p.filter))
-          problems.push(`${r.method} ${r.path}: prefetch without org_id filter`);
-      }
+      // Every prefetch, nested ones included, must carry the filter itself.
+      const check = (q: Record<string, unknown>) => {
+        const prefetch =
+          q.prefetch === undefined || q.prefetch === null
+            ? []
+            : Array.isArray(q.prefetch)
+              ? q.prefetch
+              : [q.prefetch];
+        for (const p of prefetch as Record<string, unknown>[]) {
+          if (!hasOrgCondition(p.filter))
+            problems.push(`${r.method} ${r.path}: prefetch without org_id filter`);
+          check(p);
+        }
+      };
+      check(body);
     }
   }
   return problems;

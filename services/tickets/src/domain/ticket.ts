@@ -1,17 +1,14 @@
-/** The values a ticket field may take (DESIGN.md §3). */
-export const TICKET_STATUSES = ['open', 'in_progress', 'resolved', 'closed', 'duplicate'] as const;
-export const TICKET_PRIORITIES = ['critical', 'high', 'medium', 'low'] as const;
-export const TICKET_CATEGORIES = [
-  'bug',
-  'feature_request',
-  'documentation',
-  'how_to',
-  'general_question',
-] as const;
+import type { TicketCategory, TicketPriority, TicketStatus } from '@support-agent/shared';
 
-export type TicketStatus = (typeof TICKET_STATUSES)[number];
-export type TicketPriority = (typeof TICKET_PRIORITIES)[number];
-export type TicketCategory = (typeof TICKET_CATEGORIES)[number];
+/** The values a ticket field may take (DESIGN.md §3), shared with the answers service's triage. */
+export {
+  TICKET_CATEGORIES,
+  TICKET_PRIORITIES,
+  TICKET_STATUSES,
+  type TicketCategory,
+  type TicketPriority,
+  type TicketStatus,
+} from '@support-agent/shared';
 
 export interface Ticket {
   id: number;

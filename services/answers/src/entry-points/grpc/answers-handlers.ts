@@ -88,7 +88,13 @@ export function createAnswersHandlers(
       'ClassifyTicket',
       async (req: answers.ClassifyTicketRequest) => {
         const labels = await labelTicket(deps, req.content);
-        return { category: labels.category, priority: labels.priority, summary: labels.summary };
+        return {
+          category: labels.category,
+          priority: labels.priority,
+          summary: labels.summary,
+          probabilities: labels.probabilities ?? {},
+          provider: labels.provider,
+        };
       },
     ),
   };

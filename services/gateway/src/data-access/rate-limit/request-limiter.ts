@@ -32,6 +32,7 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
   private readonly insurance = new Map<string, RateLimiterMemory>();
   private readonly redis: LimitsRedis | undefined;
+  private lastPolicy = { keyQuota: NaN, orgQuota: NaN, header: '' };
 
   constructor(
     private readonly create: LimiterFactory,
@@ -65,11 +66,20 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
     }
     return {
       allowed: exceeded.length === 0,
-      policyHeader: `"key";q=${keyQuota};w=${WINDOW_SECONDS}, "org";q=${orgQuota};w=${WINDOW_SECONDS}`,
+      policyHeader: this.policyHeader(keyQuota, orgQuota),
       limitHeader: `"${shown.name}";r=${shown.remaining};t=${shown.reset}`,
       retryAfter: Math.max(1, ...exceeded.map((p) => p.reset)),
       refusedBy: exceeded.length === 0 ? NONE : exceeded.map((p) => p.name),
     };
+  }
+
+  /** `RateLimit-Policy`: the same few quota pairs on every request, so the last one is kept. */
+  private policyHeader(keyQuota: number, orgQuota: number): string {
+    const last = this.lastPolicy;
+    if (last.keyQuota === keyQuota && last.orgQuota === orgQuota) return last.header;
+    const header = `"key";q=${keyQuota};w=${WINDOW_SECONDS}, "org";q=${orgQuota};w=${WINDOW_SECONDS}`;
+    this.lastPolicy = { keyQuota, orgQuota, header };
+    return header;
   }
 
   /** Both counters in Redis; undefined when Redis is not ready or failed (use the insurance). */

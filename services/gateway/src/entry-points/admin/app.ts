@@ -8,8 +8,7 @@ import type {
   TicketsUpstream,
 } from '../../domain/ports.js';
 import { errorHandler, notFound } from '../http/errors.js';
-import { httpMetrics } from '../http/http-metrics.js';
-import { accessLog, requestContext } from '../http/request-context.js';
+import { requestLifecycle } from '../http/request-context.js';
 import { adminAuth } from './admin-auth.js';
 import { adminRouter } from './admin-routes.js';
 
@@ -33,9 +32,13 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
-  app.use(requestContext(deps.shuttingDown));
-  app.use(accessLog(deps.logger.child({ listener: 'admin' })));
-  app.use(httpMetrics(['/admin/v1']));
+  app.use(
+    requestLifecycle({
+      draining: deps.shuttingDown,
+      logger: deps.logger.child({ listener: 'admin' }),
+      mounts: ['/admin/v1'],
+    }),
+  );
   app.use(
     '/admin/v1',
     adminRouter({

@@ -1,18 +1,25 @@
 import { isUtf8 } from 'node:buffer';
 import { invalidRequest } from '@support-agent/shared';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { AgentOperationId, AgentRoute, ApiContract } from '../../domain/api-contract.js';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import {
+  API_PREFIXES,
+  type AgentOperationId,
+  type AgentRoute,
+  type ApiContract,
+} from '../../domain/api-contract.js';
 import type { AgentOperations, Caller, Inputs } from '../../domain/agent-operations.js';
+import type { KeyGrant } from '../../domain/model.js';
 import type { RequestRateLimiter } from '../../domain/ports.js';
-import type { Challenges } from './auth.js';
-import { methodNotAllowed, notFound } from './errors.js';
+import type { Authenticator, Challenges } from './auth.js';
+import { methodNotAllowed } from './errors.js';
 import { jsonBody } from './json-body.js';
-import { countRequest, ReadAhead, rateLimit } from './rate-limit.js';
+import { sendJson } from './json-response.js';
+import { countRequest, ReadAhead } from './rate-limit.js';
 import { grantOf } from './request-context.js';
 import { requireScope } from './scopes.js';
 
 export interface AgentRouteDeps {
-  authenticate: RequestHandler;
+  authenticate: Authenticator;
   rateLimiter: RequestRateLimiter;
   challenges: Challenges;
   contract: ApiContract;
@@ -24,19 +31,24 @@ export interface AgentRouteDeps {
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /**
- * The five agent operations plus `/openapi.json`, mounted under both `/api/v1/agent` and
- * `/api/agent`; nothing in a response depends on the prefix but a 404's message (the path as
- * sent). Paths, methods, scopes and success statuses come from the OpenAPI document; the
- * operations themselves are shared with the MCP tools. Checks run in the contract's order: route (404/405), key (401), scope (403), rate limit
- * (429), body and parameters (400, 413), then the operation. Reads (GET) start while the rate
- * limit is being counted and are answered as the count decides (readCounted): the answer is
- * the one a read started after the count would give, without waiting for Redis first.
+ * The five agent operations plus `/openapi.json`, routed under both `/api/v1/agent` and
+ * `/api/agent` (one route per prefix, on the app itself: a router mounted per prefix rewrote
+ * the URL and restored it around every request); nothing in a response depends on the prefix,
+ * and unknown paths below them get the app's 404 naming the path as sent. Paths, methods, scopes and success statuses come from the OpenAPI document; the
+ * operations themselves are shared with the MCP tools. Checks run in the contract's order:
+ * route (404/405), key (401), scope (403), rate limit (429), body and parameters (400, 413),
+ * then the operation. Reads (GET) start while the rate limit is being counted and are answered
+ * as the count decides (readCounted): the answer is the one a read started after the count
+ * would give, without waiting for Redis first. Each route is one express handler doing the
+ * checks in that order (plus the body parser for writes): every extra layer costs express's
+ * dispatch on every request.
  */
-export function agentRouter(deps: AgentRouteDeps): Router {
-  const router = express.Router();
+export function mountAgentRoutes(app: Express, deps: AgentRouteDeps): void {
   const ops = deps.operations;
+  const { authenticate, challenges, rateLimiter } = deps;
   const handlers: Record<AgentOperationId, (req: Request, caller: Caller) => Promise<unknown>> = {
-    searchKnowledgeBase: (req, caller) => ops.searchKnowledgeBase(caller, queryOf(req), 'query'),
+    searchKnowledgeBase: (req, caller) =>
+      ops.searchKnowledgeBaseJson(caller, queryOf(req), 'query'),
     getFaqDigest: (_req, caller) => ops.getFaqDigest(caller),
     listTickets: (req, caller) => ops.listTickets(caller, queryOf(req), 'query'),
     createTicket: (req, caller) =>
@@ -44,57 +56,80 @@ export function agentRouter(deps: AgentRouteDeps): Router {
     generateAnswer: (req, caller) => ops.generateAnswer(caller, req.body as Inputs, 'body'),
   };
 
-  const limit = rateLimit(deps.rateLimiter);
   const readAhead = new ReadAhead();
+  /** The handlers of one route: its checks in the contract's order, then the operation. */
+  const handlersOf = (r: AgentRoute): RequestHandler[] => {
+    const handle = handlers[r.operationId];
+    /** 401, then 403: the caller's grant (at once when the key is cached). */
+    const authorize = (req: Request, res: Response): KeyGrant | Promise<KeyGrant> => {
+      const authenticated = authenticate(req, res);
+      if (authenticated instanceof Promise) {
+        return authenticated.then((grant) => {
+          requireScope(grant, r.scope, challenges, req, res);
+          return grant;
+        });
+      }
+      requireScope(authenticated, r.scope, challenges, req, res);
+      return authenticated;
+    };
+
+    if (r.method === 'get') {
+      return [
+        async (req: Request, res: Response) => {
+          const authorized = authorize(req, res);
+          const grant = authorized instanceof Promise ? await authorized : authorized;
+          const body = await readCounted(rateLimiter, readAhead, grant, res, async () => {
+            checkUtf8Query(req);
+            return handle(req, callerOf(req, grant));
+          });
+          respond(res, r.successStatus, body);
+        },
+      ];
+    }
+    return [
+      async (req: Request, res: Response, next: NextFunction) => {
+        const authorized = authorize(req, res);
+        const grant = authorized instanceof Promise ? await authorized : authorized;
+        const exceeded = await countRequest(rateLimiter, grant, res);
+        if (exceeded) throw exceeded;
+        checkUtf8Query(req);
+        next();
+      },
+      // Bodies are parsed only after the rate limit.
+      ...jsonBody(),
+      async (req: Request, res: Response) => {
+        respond(res, r.successStatus, await handle(req, callerOf(req, grantOf(res))));
+      },
+    ];
+  };
+
   const byPath = new Map<string, AgentRoute[]>();
   for (const r of deps.contract.routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
   for (const [path, routes] of byPath) {
-    const route = router.route(path);
+    const underPrefixes = API_PREFIXES.map((prefix) => app.route(`${prefix}${path}`));
     for (const r of routes) {
-      const handle = handlers[r.operationId];
-      if (r.method === 'get') {
-        route.get(
-          deps.authenticate,
-          requireScope(r.scope, deps.challenges),
-          async (req: Request, res: Response) => {
-            const body = await readCounted(deps.rateLimiter, readAhead, res, async () => {
-              checkUtf8Query(req);
-              return handle(req, callerOf(req, res));
-            });
-            res.status(r.successStatus).json(body);
-          },
-        );
-        continue;
-      }
-      route[r.method](
-        deps.authenticate,
-        requireScope(r.scope, deps.challenges),
-        limit,
-        (req, _res, next) => {
-          checkUtf8Query(req);
-          next();
-        },
-        // Bodies are parsed only after the rate limit.
-        ...jsonBody(),
-        async (req: Request, res: Response) => {
-          res.status(r.successStatus).json(await handle(req, callerOf(req, res)));
-        },
-      );
+      const routeHandlers = handlersOf(r);
+      for (const route of underPrefixes) route[r.method](...routeHandlers);
     }
-    route.all(methodNotAllowed(allowedMethods(routes.map((r) => r.method))));
+    const notAllowed = methodNotAllowed(allowedMethods(routes.map((r) => r.method)));
+    for (const route of underPrefixes) route.all(notAllowed);
   }
 
-  router
-    .route('/openapi.json')
-    .get((_req, res) => {
-      res.set('Cache-Control', 'public, max-age=300');
-      res.type('application/json').send(deps.openApiJson);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  const notAllowed = methodNotAllowed(['GET', 'HEAD']);
+  for (const prefix of API_PREFIXES) {
+    app
+      .route(`${prefix}/openapi.json`)
+      .get((_req, res) => {
+        res.set('Cache-Control', 'public, max-age=300');
+        res.type('application/json').send(deps.openApiJson);
+      })
+      .all(notAllowed);
+  }
+}
 
-  // Paths relative to the mount point, so both prefixes answer byte-identically.
-  router.use(notFound);
-  return router;
+/** The success response: serialized here unless the operation returned the bytes (search). */
+function respond(res: Response, status: number, body: unknown): void {
+  sendJson(res, status, body instanceof Uint8Array ? body : JSON.stringify(body));
 }
 
 function allowedMethods(methods: string[]): string[] {
@@ -113,14 +148,15 @@ function allowedMethods(methods: string[]): string[] {
 async function readCounted<T>(
   limiter: RequestRateLimiter,
   readAhead: ReadAhead,
+  grant: KeyGrant,
   res: Response,
   read: () => Promise<T>,
 ): Promise<T> {
-  const keyId = grantOf(res).key.id;
+  const keyId = grant.key.id;
   const early = readAhead.allows(keyId) ? read() : undefined;
   // A refused read's failure is dropped with it: never an unhandled rejection.
   early?.catch(() => undefined);
-  const refused = await countRequest(limiter, res);
+  const refused = await countRequest(limiter, grant, res);
   readAhead.record(keyId, refused);
   if (refused) throw refused;
   return early ?? read();
@@ -138,6 +174,16 @@ function checkUtf8Query(req: Request): void {
   const query = req.originalUrl.slice(at + 1);
   if (/[^\x21-\x7e]/.test(query)) {
     throw invalidRequest('the query string must be percent-encoded (RFC 3986)');
+  }
+  if (!query.includes('%')) return;
+  // The common case, natively: decodeURIComponent accepts only well-formed escapes of valid
+  // UTF-8 ('&' and '=' stay literal, so no sequence spans two parameters). A query it refuses
+  // is examined parameter by parameter (a stray '%' is allowed, invalid UTF-8 is not).
+  try {
+    decodeURIComponent(query);
+    return;
+  } catch {
+    // examined below
   }
   for (const pair of query.split('&')) {
     const eq = pair.indexOf('=');
@@ -172,7 +218,7 @@ function decodeQueryComponent(s: string): string {
 /** The query string as parsed by the 'simple' parser: strings, or arrays for repeats. */
 const queryOf = (req: Request): Inputs => req.query as Inputs;
 
-export function callerOf(req: Request, res: Response): Caller {
-  const { key, settings } = grantOf(res);
-  return { orgId: key.orgId, settings, requestId: String(req.id) };
+/** Who calls: the grant's organization and settings, and the request id. */
+export function callerOf(req: Request, grant: KeyGrant): Caller {
+  return { orgId: grant.key.orgId, settings: grant.settings, requestId: String(req.id) };
 }

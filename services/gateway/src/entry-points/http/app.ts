@@ -1,20 +1,24 @@
 import type { Logger } from '@support-agent/shared';
 import express, { type Express } from 'express';
-import { API_PREFIXES, type ApiContract } from '../../domain/api-contract.js';
+import type { ApiContract } from '../../domain/api-contract.js';
 import type { AgentOperations } from '../../domain/agent-operations.js';
 import type { KeyResolver } from '../../domain/key-resolver.js';
 import type { AuthFailureThrottle, RequestRateLimiter } from '../../domain/ports.js';
 import { MCP_PATH, mountMcp } from '../mcp/mcp-routes.js';
 import { McpToolset } from '../mcp/mcp-tools.js';
-import { agentRouter } from './agent-routes.js';
-import { authenticate, protectedResourceMetadataUrl, type Challenges } from './auth.js';
+import { mountAgentRoutes } from './agent-routes.js';
+import {
+  authenticate,
+  keyAuthenticator,
+  protectedResourceMetadataUrl,
+  type Challenges,
+} from './auth.js';
 import { basePath, baseUrlResolver } from './base-url.js';
 import { mountDocs } from './docs.js';
 import { errorHandler, notFound } from './errors.js';
 import { mountHealth, type ReadinessCheck } from './health.js';
-import { httpMetrics } from './http-metrics.js';
 import { mountProtectedResource } from './protected-resource.js';
-import { accessLog, requestContext } from './request-context.js';
+import { requestLifecycle } from './request-context.js';
 
 export interface PublicAppDeps {
   logger: Logger;
@@ -48,20 +52,18 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   app.set('trust proxy', deps.trustProxy);
   app.set('query parser', 'simple');
 
-  app.use(requestContext(deps.shuttingDown));
-  app.use(accessLog(deps.logger));
-  app.use(httpMetrics(API_PREFIXES));
+  app.use(
+    requestLifecycle({
+      draining: deps.shuttingDown,
+      logger: deps.logger,
+      // Every route is on the app itself: route patterns are whole paths.
+      mounts: [],
+    }),
+  );
 
-  mountHealth(app, deps.readinessChecks, deps.shuttingDown);
   const baseUrlOf = baseUrlResolver(deps.publicBaseUrl, deps.fallbackBaseUrl);
-  mountProtectedResource(app, baseUrlOf, {
-    scopeCatalogue: deps.contract.scopeCatalogue,
-    authorizationServers: deps.authorizationServers,
-  });
-  mountDocs(app);
-
   const authFor = (challenges: Challenges) =>
-    authenticate({ resolver: deps.resolver, throttle: deps.authThrottle, challenges });
+    keyAuthenticator({ resolver: deps.resolver, throttle: deps.authThrottle, challenges });
   // REST challenges name the API's metadata, MCP challenges the MCP endpoint's (RFC 9728 §5.1).
   const restChallenges: Challenges = {
     resourceMetadata: (req) => protectedResourceMetadataUrl(baseUrlOf(req)),
@@ -82,20 +84,26 @@ export function createPublicApp(deps: PublicAppDeps): Express {
       : [{ url: deps.publicBaseUrl, description: 'This deployment (PUBLIC_BASE_URL)' }]),
   ];
   const openApiJson = JSON.stringify(deps.contract.servedDocument(servers));
-  app.use(
-    [...API_PREFIXES],
-    agentRouter({
-      authenticate: authFor(restChallenges),
-      rateLimiter: deps.rateLimiter,
-      challenges: restChallenges,
-      contract: deps.contract,
-      operations: deps.operations,
-      openApiJson,
-    }),
-  );
+  // First after the lifecycle: the agent operations are the traffic, and no other route lies
+  // under their prefixes, so they skip matching every other route.
+  mountAgentRoutes(app, {
+    authenticate: authFor(restChallenges),
+    rateLimiter: deps.rateLimiter,
+    challenges: restChallenges,
+    contract: deps.contract,
+    operations: deps.operations,
+    openApiJson,
+  });
+  mountHealth(app, deps.readinessChecks, deps.shuttingDown);
+  mountProtectedResource(app, baseUrlOf, {
+    scopeCatalogue: deps.contract.scopeCatalogue,
+    authorizationServers: deps.authorizationServers,
+  });
+  mountDocs(app);
+
   mountMcp(app, {
     logger: deps.logger,
-    authenticate: authFor(mcpChallenges),
+    authenticate: authenticate(authFor(mcpChallenges)),
     challenges: mcpChallenges,
     rateLimiter: deps.rateLimiter,
     toolset: new McpToolset(deps.contract, deps.operations, deps.logger),

@@ -1,7 +1,8 @@
 import { AppError } from '@support-agent/shared';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { isWellFormedApiKey } from '../../domain/api-keys.js';
 import type { KeyResolver } from '../../domain/key-resolver.js';
+import type { KeyGrant } from '../../domain/model.js';
 import type { AuthFailureThrottle } from '../../domain/ports.js';
 import { gatewayMetrics, type AuthFailureReason } from './http-metrics.js';
 import { localsOf } from './request-context.js';
@@ -66,26 +67,29 @@ export function readBearer(header: string | undefined): PresentedCredentials {
 }
 
 /**
+ * Authenticates a request: its grant (also left in res.locals), or a rejection with the 401 or
+ * 429 error. A grant served from the key cache is returned without a promise, so the hot path
+ * waits for nothing.
+ */
+export type Authenticator = (req: Request, res: Response) => KeyGrant | Promise<KeyGrant>;
+
+/**
  * Authenticates the bearer key. A key that fails the checksum is rejected without a lookup;
  * a cached valid key skips the failure throttle; otherwise an IP over its failed-auth budget
  * gets 429 for anything but a valid key. Failures are counted per client IP.
  */
-export function authenticate(deps: {
+export function keyAuthenticator(deps: {
   resolver: KeyResolver;
   throttle: AuthFailureThrottle;
   challenges: Challenges;
-}): RequestHandler {
+}): Authenticator {
   const { resolver, throttle, challenges } = deps;
-  return async (req, res, next) => {
-    const creds = readBearer(req.headers.authorization);
-    const wellFormed = creds.key !== undefined && isWellFormedApiKey(creds.key);
-
-    const cached = wellFormed ? resolver.cachedGrant(creds.key!) : undefined;
-    if (cached) {
-      localsOf(res).grant = cached;
-      return next();
-    }
-
+  const uncached = async (
+    req: Request,
+    res: Response,
+    creds: PresentedCredentials,
+    wellFormed: boolean,
+  ): Promise<KeyGrant> => {
     const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const blockedFor = await throttle.blockedFor(ip);
     if (blockedFor !== undefined && !wellFormed) {
@@ -97,7 +101,7 @@ export function authenticate(deps: {
     const grant = wellFormed ? await resolver.resolve(creds.key!) : undefined;
     if (grant) {
       localsOf(res).grant = grant;
-      return next();
+      return grant;
     }
 
     const retryAfter = await throttle.recordFailure(ip);
@@ -105,7 +109,7 @@ export function authenticate(deps: {
       creds.presented ? 'invalid_key' : creds.headerSent ? 'unsupported_scheme' : 'missing',
     );
     if (retryAfter !== undefined) throw tooManyFailures(retryAfter);
-    res.set('WWW-Authenticate', unauthorizedChallenge(challenges, req, creds.presented));
+    res.setHeader('WWW-Authenticate', unauthorizedChallenge(challenges, req, creds.presented));
     throw new AppError(
       'unauthorized',
       creds.presented
@@ -114,6 +118,25 @@ export function authenticate(deps: {
           ? 'unsupported authorization scheme: send Authorization: Bearer <API key>'
           : 'missing API key: send Authorization: Bearer <API key>',
     );
+  };
+  return (req, res) => {
+    const creds = readBearer(req.headers.authorization);
+    const wellFormed = creds.key !== undefined && isWellFormedApiKey(creds.key);
+    const cached = wellFormed ? resolver.cachedGrant(creds.key!) : undefined;
+    if (cached) {
+      localsOf(res).grant = cached;
+      return cached;
+    }
+    return uncached(req, res, creds, wellFormed);
+  };
+}
+
+/** An Authenticator as express middleware (the MCP route). */
+export function authenticate(authenticator: Authenticator): RequestHandler {
+  return (req, res, next) => {
+    const grant = authenticator(req, res);
+    if (grant instanceof Promise) return grant.then(() => next());
+    next();
   };
 }
 

@@ -1,5 +1,5 @@
 import { counter, histogram } from '@support-agent/shared';
-import type { Request, RequestHandler } from 'express';
+import type { Request, Response } from 'express';
 
 /** The gateway's own Prometheus metrics (gRPC client metrics come from shared's interceptor). */
 export const gatewayMetrics = {
@@ -47,29 +47,24 @@ for (const reason of [
 ] satisfies AuthFailureReason[])
   gatewayMetrics.authFailures.inc({ reason }, 0);
 
-/** Requests that are not traffic (probes); the access log skips them too. */
-const PROBES = new Set(['/healthz', '/readyz']);
+/** Requests that are not traffic (probes): neither counted nor logged. */
+export const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
 /**
- * Records http_requests_total / http_request_duration_seconds when each response is finished.
- * The route label is the matched route pattern under its mount point (one of `mounts`), never
- * the raw URL: requests no route matched are `unmatched`.
+ * Records http_requests_total / http_request_duration_seconds of a finished response (called
+ * by requestLifecycle). The route label is the matched route pattern under its mount point (one
+ * of `mounts`), never the raw URL: requests no route matched are `unmatched`.
  */
-export function httpMetrics(mounts: readonly string[]): RequestHandler {
-  return (req, res, next) => {
-    if (PROBES.has(req.path)) return next();
-    const startedNs = process.hrtime.bigint();
-    res.once('finish', () => {
-      const route = routeOf(req, mounts);
-      const method = req.method;
-      gatewayMetrics.httpRequests.inc({ route, method, status: res.statusCode });
-      gatewayMetrics.httpDuration.observe(
-        { route, method },
-        Number(process.hrtime.bigint() - startedNs) / 1e9,
-      );
-    });
-    next();
-  };
+export function recordHttpRequest(
+  req: Request,
+  res: Response,
+  seconds: number,
+  mounts: readonly string[],
+): void {
+  const route = routeOf(req, mounts);
+  const method = req.method;
+  gatewayMetrics.httpRequests.inc({ route, method, status: res.statusCode });
+  gatewayMetrics.httpDuration.observe({ route, method }, seconds);
 }
 
 function routeOf(req: Request, mounts: readonly string[]): string {

@@ -24,8 +24,9 @@ export async function listen(
       // Node checks the two timeouts below only every connectionsCheckingInterval (30 s by
       // default), which let a slow client hold a socket up to twice as long as configured.
       connectionsCheckingInterval: 1_000,
-      // Node answers a missing Host with a bare 400; requestContext answers it in JSON.
+      // Node answers a missing Host with a bare 400; requestLifecycle answers it in JSON.
       requireHostHeader: false,
+      ...bornAsExpressObjects(app),
     },
     app,
   );
@@ -48,6 +49,29 @@ export async function listen(
     });
   });
   return server;
+}
+
+/**
+ * Request and response classes whose instances are born with the app's own prototypes
+ * (express's request and response methods). Express gives every request and response those
+ * prototypes as it receives them (Object.setPrototypeOf), which changes their hidden class in
+ * the middle of the request, so code that saw them before and after meets two shapes; objects
+ * born with them make that call a no-op.
+ */
+function bornAsExpressObjects(app: Express): {
+  IncomingMessage: typeof http.IncomingMessage;
+  ServerResponse: typeof http.ServerResponse;
+} {
+  class ExpressRequest extends http.IncomingMessage {}
+  class ExpressResponse extends http.ServerResponse {}
+  Object.setPrototypeOf(ExpressRequest.prototype, app.request);
+  Object.setPrototypeOf(ExpressResponse.prototype, app.response);
+  app.request = ExpressRequest.prototype as typeof app.request;
+  app.response = ExpressResponse.prototype as typeof app.response;
+  return {
+    IncomingMessage: ExpressRequest,
+    ServerResponse: ExpressResponse as typeof http.ServerResponse,
+  };
 }
 
 /**

@@ -1,8 +1,8 @@
 import { AppError } from '@support-agent/shared';
-import type { RequestHandler, Response } from 'express';
+import type { Response } from 'express';
+import type { KeyGrant } from '../../domain/model.js';
 import { WINDOW_SECONDS, type RequestRateLimiter } from '../../domain/ports.js';
 import { gatewayMetrics } from './http-metrics.js';
-import { grantOf } from './request-context.js';
 
 // The HTTP side of the rate limits: the counters are the RequestRateLimiter port
 // (data-access/rate-limit/), this turns their decision into headers and 429s.
@@ -45,34 +45,23 @@ export class ReadAhead {
 }
 
 /**
- * Counts every authenticated request against its key and organization (also requests that
- * fail validation afterwards) and sets the RateLimit headers; 429 when either is exhausted.
- */
-export function rateLimit(limiter: RequestRateLimiter): RequestHandler {
-  return async (_req, res, next) => {
-    const exceeded = await countRequest(limiter, res);
-    if (exceeded) throw exceeded;
-    next();
-  };
-}
-
-/**
  * Counts the authenticated request against its key and organization and sets the RateLimit
  * headers; returns the 429 error when either is exhausted (the caller decides how to report it).
  */
 export async function countRequest(
   limiter: RequestRateLimiter,
+  grant: KeyGrant,
   res: Response,
 ): Promise<AppError | undefined> {
-  const { key, settings } = grantOf(res);
+  const { key, settings } = grant;
   const decision = await limiter.consume(
     key.id,
     settings.rateLimitPerKeyPerMin,
     key.orgId,
     settings.rateLimitPerOrgPerMin,
   );
-  res.set('RateLimit-Policy', decision.policyHeader);
-  res.set('RateLimit', decision.limitHeader);
+  res.setHeader('RateLimit-Policy', decision.policyHeader);
+  res.setHeader('RateLimit', decision.limitHeader);
   if (decision.allowed) return undefined;
   for (const policy of decision.refusedBy) gatewayMetrics.rateLimitRejections.inc({ policy });
   return new AppError('rate_limited', 'rate limit exceeded; retry after the time in Retry-After', {

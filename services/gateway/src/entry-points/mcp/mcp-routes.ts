@@ -119,7 +119,7 @@ function requireToolScopes(deps: McpRouteDeps): RequestHandler {
 
 function limitRate(limiter: RequestRateLimiter): RequestHandler {
   return async (req, res, next) => {
-    const exceeded = await countRequest(limiter, res);
+    const exceeded = await countRequest(limiter, grantOf(res), res);
     if (exceeded) {
       const messages = Array.isArray(req.body) ? [] : messagesOf(req.body);
       // A lone tool call gets a tool error the model can read; anything else a plain 429.
@@ -144,7 +144,7 @@ function handleMcp(deps: McpRouteDeps): RequestHandler {
       return;
     }
     const server = deps.toolset.createServer({
-      caller: callerOf(req, res),
+      caller: callerOf(req, grantOf(res)),
       scopes: grantOf(res).key.scopes,
       rejection,
     });

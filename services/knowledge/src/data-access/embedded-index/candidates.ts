@@ -1,7 +1,9 @@
-import type { Candidate, CandidateQuery, CandidateSet } from '../../domain/ports.js';
-import { idf } from '../../domain/scoring.js';
-import { CHUNK_ROWS } from './dense-store.js';
+import { noCandidates } from '../../domain/candidate-set.js';
+import type { Candidate, CandidateQuery, CandidateSet, QueryTerm } from '../../domain/ports.js';
+import { CHUNK_ROWS, sparseQuery, type SparseQuery } from './dense-store.js';
+import { lexicalTop } from './lexical-top.js';
 import type { OrgIndex } from './org-index.js';
+import { TopK } from './top-k.js';
 
 /**
  * The hybrid candidates of one organization: the best BM25 matches over the inverted index
@@ -13,83 +15,138 @@ export function candidatesOf(
   org: OrgIndex | undefined,
   query: CandidateQuery,
   exactDenseBudget: number,
+  accumulateUpTo?: number,
 ): CandidateSet {
   const documentFrequency = new Map<number, number>();
-  if (!org || org.live === 0) return { docCount: 0, documentFrequency, candidates: [] };
+  if (!org || org.live === 0) return noCandidates(query.terms);
   for (const t of query.terms) documentFrequency.set(t.id, org.terms.df.get(t.id) ?? 0);
 
-  const chosen = new Set<number>();
-  for (const slot of lexicalTop(org, query)) chosen.add(slot);
-  if (query.dense && org.live * org.dimensions <= exactDenseBudget) {
-    for (const slot of denseTop(org, query.dense, query.limit)) chosen.add(slot);
+  const dense = query.dense ? sparseQuery(query.dense) : null;
+  const lexical = lexicalTop(org, query, accumulateUpTo);
+  // The brute-force pass over float32 vectors computes every slot's exact cosine: kept for
+  // the candidates instead of computing theirs again.
+  let cosines: Float64Array | undefined;
+  let semantic: number[] = [];
+  if (dense && org.live * org.dimensions <= exactDenseBudget) {
+    if (!org.dense.quantized) cosines = org.cosineScratch();
+    semantic = denseTop(org, dense, query.limit, cosines);
   }
+  const slots = sortedUnion(lexical, semantic);
 
-  const candidates: Candidate[] = [];
-  const termIds = [...new Set(query.terms.map((t) => t.id))].sort((a, b) => a - b);
-  for (const slot of chosen) {
-    candidates.push({
-      entry: org.entryAt(slot),
-      dense: org.denseOf(slot),
-      // The entry's weights for the query's terms: all that lexical scoring reads.
-      sparse: org.sparseFor(slot, termIds),
-    });
+  // The entries' weights for the query's terms (all that lexical scoring reads), each posting
+  // walked once over the candidates in slot order; then the vectors, also in slot order.
+  const termCount = query.terms.length;
+  const termWeights = new Float64Array(slots.length * termCount);
+  const inAnswer = new Uint8Array(slots.length * termCount);
+  org.terms.readWeights(slots, query.terms, termWeights, inAnswer);
+  let candidateCosines: Float64Array | null = null;
+  if (dense) {
+    candidateCosines = new Float64Array(slots.length);
+    for (let k = 0; k < slots.length; k++)
+      candidateCosines[k] = cosines ? cosines[slots[k]!]! : org.dense.dot(slots[k]!, dense);
   }
-  return { docCount: org.live, documentFrequency, candidates };
+  return new SlotCandidates(
+    org,
+    slots,
+    query.terms,
+    { docCount: org.live, documentFrequency },
+    termWeights,
+    inAnswer,
+    candidateCosines,
+  );
 }
 
-/** Best lexical matches: BM25 accumulated over the postings of the query terms. */
-function lexicalTop(org: OrgIndex, query: CandidateQuery): number[] {
-  const scores = org.scratch;
-  const touched = org.touched;
-  const alive = org.alive;
-  const { postings, df } = org.terms;
+/** Both lists' slots, ascending, each once. */
+function sortedUnion(a: readonly number[], b: readonly number[]): Int32Array {
+  const all = new Int32Array(a.length + b.length);
+  all.set(a);
+  all.set(b, a.length);
+  all.sort();
   let n = 0;
-  for (const t of query.terms) {
-    const posting = postings.get(t.id);
-    if (!posting) continue;
-    const weight = t.count * idf(org.live, df.get(t.id) ?? 0);
-    const { slots, weights, length } = posting;
-    for (let i = 0; i < length; i++) {
-      const slot = slots[i]!;
-      if (alive[slot] === 0) continue;
-      if (scores[slot] === 0) touched[n++] = slot;
-      scores[slot]! += weight * weights[i]!;
-    }
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[n++] = all[i]!;
+  return all.subarray(0, n);
+}
+
+/**
+ * An organization's candidates by slot: the columns the first stage reads, and objects (entry
+ * read from the journal when asked, profile from the organization's arrays) for the few it
+ * passes on. Ids and journal positions are taken now: the entry may be replaced or deleted
+ * before the reranker asks, and its line stays where it was.
+ */
+class SlotCandidates implements CandidateSet {
+  readonly docCount: number;
+  readonly documentFrequency: Map<number, number>;
+  private readonly ids: string[];
+
+  constructor(
+    private readonly org: OrgIndex,
+    private readonly slots: Int32Array,
+    private readonly terms: readonly QueryTerm[],
+    stats: { docCount: number; documentFrequency: Map<number, number> },
+    readonly termWeights: Float64Array,
+    /** inAnswer[k · termCount + t]: 1 when candidate k's answer holds query term t. */
+    private readonly inAnswer: Uint8Array,
+    readonly cosines: Float64Array | null,
+  ) {
+    this.docCount = stats.docCount;
+    this.documentFrequency = stats.documentFrequency;
+    // A plain loop: Array.from over a typed array goes through the iterator protocol.
+    this.ids = new Array<string>(slots.length);
+    for (let k = 0; k < slots.length; k++) this.ids[k] = org.ids[slots[k]!]!;
   }
-  const top = new TopK(query.limit);
-  for (let i = 0; i < n; i++) {
-    const slot = touched[i]!;
-    top.offer(slot, scores[slot]!);
-    scores[slot] = 0;
+
+  get size(): number {
+    return this.slots.length;
   }
-  return top.result();
+
+  get termCount(): number {
+    return this.terms.length;
+  }
+
+  idOf(k: number): string {
+    return this.ids[k]!;
+  }
+
+  candidate(k: number): Candidate {
+    const slot = this.slots[k]!;
+    const row = k * this.terms.length;
+    return {
+      entry: this.org.entryAt(slot, this.ids[k]!),
+      cosine: this.cosines ? this.cosines[k]! : null,
+      profile: this.org.profileOf(slot, (term) => {
+        const t = this.terms.findIndex((q) => q.id === term.id);
+        return t >= 0 && this.inAnswer[row + t] === 1;
+      }),
+    };
+  }
 }
 
 /**
  * Exact dense nearest neighbours by brute force (only for small organizations). Only the
  * query's non-zero dimensions are visited: the built-in embeddings of a short query touch
  * a fraction of them, so this is several times cheaper than a full dot product per entry.
+ * Float32 cosines go into `cosines` (by slot); int8 ones are ranked by a two-sum estimate.
  */
-function denseTop(org: OrgIndex, q: Float32Array, k: number): number[] {
+function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Array): number[] {
   const dim = org.dimensions;
-  let nnz = 0;
-  const idx = new Int32Array(dim);
-  const val = new Float32Array(dim);
-  for (let j = 0; j < dim; j++) {
-    if (q[j] === 0) continue;
-    idx[nnz] = j;
-    val[nnz++] = q[j]!;
-  }
   const top = new TopK(k);
   const alive = org.alive;
   const dense = org.dense;
-  const { scales, quantized } = dense;
+  const { idx, val, nnz } = q;
   let buffer: Int8Array | undefined;
   const spillBuffer = () => (buffer ??= new Int8Array(CHUNK_ROWS * dim));
   for (let c = 0; c < dense.chunks.length; c++) {
-    const rows = dense.chunks[c] ?? dense.int8Chunk(c, spillBuffer);
     const first = c * CHUNK_ROWS;
     const last = Math.min(org.size, first + CHUNK_ROWS);
+    if (cosines) {
+      dense.dotChunk(c, last - first, q, cosines.subarray(first, last));
+      for (let slot = first; slot < last; slot++) {
+        const cosine = cosines[slot]!;
+        if (alive[slot] !== 0 && cosine > top.floor) top.offer(slot, cosine);
+      }
+      continue;
+    }
+    const rows = dense.int8Chunk(c, spillBuffer);
     for (let slot = first, off = 0; slot < last; slot++, off += dim) {
       if (alive[slot] === 0) continue;
       let s0 = 0;
@@ -100,55 +157,9 @@ function denseTop(org: OrgIndex, q: Float32Array, k: number): number[] {
         s1 += val[i + 1]! * rows[off + idx[i + 1]!]!;
       }
       if (i < nnz) s0 += val[i]! * rows[off + idx[i]!]!;
-      top.offer(slot, quantized ? (s0 + s1) * scales[slot]! : s0 + s1);
+      const estimate = (s0 + s1) * dense.scales[slot]!;
+      if (estimate > top.floor) top.offer(slot, estimate);
     }
   }
   return top.result();
-}
-
-/** Keeps the k best (slot, score) pairs seen; a min-heap on score, ties by lower slot kept. */
-class TopK {
-  private readonly slots: Int32Array;
-  private readonly scores: Float64Array;
-  size = 0;
-
-  constructor(private readonly k: number) {
-    this.slots = new Int32Array(k);
-    this.scores = new Float64Array(k);
-  }
-
-  offer(slot: number, score: number): void {
-    if (this.k === 0) return;
-    if (this.size < this.k) {
-      let i = this.size++;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (this.scores[parent]! <= score) break;
-        this.slots[i] = this.slots[parent]!;
-        this.scores[i] = this.scores[parent]!;
-        i = parent;
-      }
-      this.slots[i] = slot;
-      this.scores[i] = score;
-      return;
-    }
-    if (score <= this.scores[0]!) return;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= this.size) break;
-      const r = l + 1;
-      const c = r < this.size && this.scores[r]! < this.scores[l]! ? r : l;
-      if (this.scores[c]! >= score) break;
-      this.slots[i] = this.slots[c]!;
-      this.scores[i] = this.scores[c]!;
-      i = c;
-    }
-    this.slots[i] = slot;
-    this.scores[i] = score;
-  }
-
-  result(): number[] {
-    return Array.from(this.slots.subarray(0, this.size));
-  }
 }

@@ -73,10 +73,39 @@ export class SpillFiles {
   }
 }
 
+/** A query vector's non-zero components, ascending (what dot products and the dense pass visit). */
+export interface SparseQuery {
+  idx: Int32Array;
+  val: Float32Array;
+  /** Where each component's dimension starts in a float32 chunk (idx · CHUNK_ROWS). */
+  columns: Int32Array;
+  nnz: number;
+}
+
+/** The non-zero components of `q`: the built-in embeddings of a short query have few. */
+export function sparseQuery(q: Float32Array): SparseQuery {
+  let nnz = 0;
+  for (let j = 0; j < q.length; j++) if (q[j] !== 0) nnz++;
+  const idx = new Int32Array(nnz);
+  const val = new Float32Array(nnz);
+  const columns = new Int32Array(nnz);
+  for (let j = 0, i = 0; j < q.length; j++) {
+    if (q[j] === 0) continue;
+    idx[i] = j;
+    val[i] = q[j]!;
+    columns[i++] = j * CHUNK_ROWS;
+  }
+  return { idx, val, columns, nnz };
+}
+
 /**
  * One organization's dense vectors by slot, in chunks of CHUNK_ROWS rows: float32, or int8
  * with one scale per vector once quantized (a quarter of the memory; cosines within ~1e-3).
- * A `null` chunk is a full int8 chunk that lives in the spill file.
+ * A float32 chunk is stored dimension by dimension (component j of its row r at
+ * j · CHUNK_ROWS + r), so the brute-force pass reads, for a block of rows, each of the
+ * query's dimensions as a few adjacent values (dotChunk); int8 chunks are stored row by row,
+ * as the spill file keeps them. A `null` chunk is a full int8 chunk that lives in the spill
+ * file.
  */
 export class DenseVectors {
   chunks: Array<Float32Array | Int8Array | null> = [];
@@ -108,12 +137,13 @@ export class DenseVectors {
     }
     const chunk = this.chunks[c];
     if (!chunk) throw new Error(`dense chunk of slot ${slot} is already spilled`);
-    const off = (slot % CHUNK_ROWS) * dim;
+    const r = slot % CHUNK_ROWS;
     if (chunk instanceof Float32Array) {
-      chunk.set(v, off);
+      for (let j = 0; j < dim; j++) chunk[j * CHUNK_ROWS + r] = v[j]!;
       return;
     }
     // Symmetric int8: the largest component maps to ±127.
+    const off = r * dim;
     let max = 0;
     for (let j = 0; j < dim; j++) max = Math.max(max, Math.abs(v[j]!));
     const scale = max / 127;
@@ -121,20 +151,92 @@ export class DenseVectors {
     else for (let j = 0; j < dim; j++) chunk[off + j] = Math.round(v[j]! / scale);
     this.scales[slot] = scale;
     // Slots are only ever appended: once a chunk's last row is written, it is final.
-    if (slot % CHUNK_ROWS === CHUNK_ROWS - 1) this.spillChunk(c);
+    if (r === CHUNK_ROWS - 1) this.spillChunk(c);
   }
 
-  /** The slot's vector as float32 (a view, or a dequantized copy). */
+  /** The slot's vector as float32 (a copy; dequantized when int8). */
   read(slot: number): Float32Array {
     const dim = this.dimensions;
-    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)]!;
-    if (chunk === null) {
-      const row = this.spill!.read(slot, new Int8Array(dim));
-      return this.dequantize(row, 0, slot);
+    const out = new Float32Array(dim);
+    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)];
+    if (chunk instanceof Float32Array) {
+      const r = slot % CHUNK_ROWS;
+      for (let j = 0; j < dim; j++) out[j] = chunk[j * CHUNK_ROWS + r]!;
+      return out;
     }
-    const off = (slot % CHUNK_ROWS) * dim;
-    if (chunk instanceof Float32Array) return chunk.subarray(off, off + dim);
-    return this.dequantize(chunk, off, slot);
+    const [rows, off] = this.int8Row(slot);
+    const scale = this.scales[slot]!;
+    for (let j = 0; j < dim; j++) out[j] = rows[off + j]! * scale;
+    return out;
+  }
+
+  /**
+   * Σ q[j]·v[j] over the query's non-zero dimensions in ascending order, in doubles, with v
+   * the slot's float32 vector (dequantized to float32 when int8): the same value as the dot
+   * product of the query with `read(slot)`, without copying the vector.
+   */
+  dot(slot: number, q: SparseQuery): number {
+    const { idx, val, nnz } = q;
+    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)];
+    let s = 0;
+    if (chunk instanceof Float32Array) {
+      const r = slot % CHUNK_ROWS;
+      for (let i = 0; i < nnz; i++) s += val[i]! * chunk[idx[i]! * CHUNK_ROWS + r]!;
+      return s;
+    }
+    const [rows, off] = this.int8Row(slot);
+    const scale = this.scales[slot]!;
+    for (let i = 0; i < nnz; i++) s += val[i]! * Math.fround(rows[off + idx[i]!]! * scale);
+    return s;
+  }
+
+  /**
+   * `dot` of every slot of float32 chunk `c` (its first `rows` rows) into `into`, indexed by
+   * row: the brute-force pass. The query's dimensions are taken eight at a time, each group
+   * swept down its eight columns together, adding to each row's sum in the order `dot` adds
+   * (so the values are identical): eight sequential streams of memory at a time, which the
+   * CPU's prefetchers follow, instead of one jump per dimension.
+   */
+  dotChunk(c: number, rows: number, q: SparseQuery, into: Float64Array): void {
+    const chunk = this.chunks[c] as Float32Array;
+    const { val, nnz, columns } = q;
+    into.fill(0, 0, rows);
+    let i = 0;
+    for (; i + 7 < nnz; i += 8) {
+      const v0 = val[i]!;
+      const v1 = val[i + 1]!;
+      const v2 = val[i + 2]!;
+      const v3 = val[i + 3]!;
+      const v4 = val[i + 4]!;
+      const v5 = val[i + 5]!;
+      const v6 = val[i + 6]!;
+      const v7 = val[i + 7]!;
+      const c0 = columns[i]!;
+      const c1 = columns[i + 1]!;
+      const c2 = columns[i + 2]!;
+      const c3 = columns[i + 3]!;
+      const c4 = columns[i + 4]!;
+      const c5 = columns[i + 5]!;
+      const c6 = columns[i + 6]!;
+      const c7 = columns[i + 7]!;
+      for (let r = 0; r < rows; r++) {
+        let s = into[r]!;
+        s += v0 * chunk[c0 + r]!;
+        s += v1 * chunk[c1 + r]!;
+        s += v2 * chunk[c2 + r]!;
+        s += v3 * chunk[c3 + r]!;
+        s += v4 * chunk[c4 + r]!;
+        s += v5 * chunk[c5 + r]!;
+        s += v6 * chunk[c6 + r]!;
+        s += v7 * chunk[c7 + r]!;
+        into[r] = s;
+      }
+    }
+    for (; i < nnz; i++) {
+      const v = val[i]!;
+      const col = columns[i]!;
+      for (let r = 0; r < rows; r++) into[r]! += v * chunk[col + r]!;
+    }
   }
 
   /** The int8 rows of chunk `c` (read into `buffer` when spilled). */
@@ -152,11 +254,13 @@ export class DenseVectors {
     const floats = this.chunks;
     this.chunks = floats.map(() => new Int8Array(CHUNK_ROWS * this.dimensions));
     this.quantized = true;
+    const row = new Float32Array(this.dimensions);
     for (let slot = 0; slot < rows; slot++) {
       if (!alive[slot]) continue;
-      const off = (slot % CHUNK_ROWS) * this.dimensions;
+      const r = slot % CHUNK_ROWS;
       const chunk = floats[Math.floor(slot / CHUNK_ROWS)] as Float32Array;
-      this.write(slot, chunk.subarray(off, off + this.dimensions));
+      for (let j = 0; j < this.dimensions; j++) row[j] = chunk[j * CHUNK_ROWS + r]!;
+      this.write(slot, row);
     }
     // Full chunks whose last row is a dead slot were not spilled by write.
     for (let c = 0; (c + 1) * CHUNK_ROWS <= rows; c++) this.spillChunk(c);
@@ -167,12 +271,11 @@ export class DenseVectors {
     this.spill?.dispose();
   }
 
-  private dequantize(rows: Int8Array, off: number, slot: number): Float32Array {
-    const dim = this.dimensions;
-    const out = new Float32Array(dim);
-    const scale = this.scales[slot]!;
-    for (let j = 0; j < dim; j++) out[j] = rows[off + j]! * scale;
-    return out;
+  /** The int8 rows holding a slot's vector and where it starts (a spilled row is read back alone). */
+  private int8Row(slot: number): [Int8Array, number] {
+    const chunk = this.chunks[Math.floor(slot / CHUNK_ROWS)];
+    if (chunk === null) return [this.spill!.read(slot, new Int8Array(this.dimensions)), 0];
+    return [chunk as Int8Array, (slot % CHUNK_ROWS) * this.dimensions];
   }
 
   /** Moves a full int8 chunk to the spill file, if there is one. */

@@ -24,8 +24,8 @@ import {
   type DeleteRecord,
   type JournalRecord,
   type PutRecord,
-  type ReadRecord,
 } from './records.js';
+import { JournalReader } from './journal-reader.js';
 
 /**
  * The in-process index used by `npm start`: the same hybrid candidates as Qdrant
@@ -58,6 +58,11 @@ export interface EmbeddedIndexOptions {
   /** Open an existing collection only to read it (re-indexing source). */
   readOnly?: boolean;
   exactDenseBudget?: number;
+  /**
+   * Queries whose terms have at most this many postings in all add them all up; others are
+   * ranked with MaxScore pruning (default 8,192; lexical-top.ts). Either gives the same top k.
+   */
+  lexicalAccumulateUpTo?: number;
   /** Live entries of an organization above which its dense vectors are int8 (default 8,192). */
   quantizeAbove?: number;
   /**
@@ -65,6 +70,11 @@ export interface EmbeddedIndexOptions {
    * instead of in process memory (default true; read-only opens never spill).
    */
   spillVectors?: boolean;
+  /**
+   * Bytes of entry text (search results) kept in memory per collection, least recently used
+   * out first (default 4 MiB; 0 reads every result from the journal).
+   */
+  textCacheBytes?: number;
   /** Records per journal segment file (default 16,384). */
   segmentRecords?: number;
   /** Compact at start-up when records exceed 2 × live entries + this (default 10,000). */
@@ -77,9 +87,9 @@ export class EmbeddedIndex implements KnowledgeIndex {
   private readonly spills: SpillFiles;
   private orgs = new Map<string, OrgIndex>();
   /** Reads records back from the journal in use (each organization keeps the one it was built on). */
-  private read: ReadRecord = () => {
+  private reader = new JournalReader(() => {
     throw new Error(`embedded index ${this.collection} is not open`);
-  };
+  }, 0);
   private initialized = false;
 
   constructor(private readonly options: EmbeddedIndexOptions) {
@@ -106,7 +116,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       this.disposeOrgs();
       this.spills.reset();
       const journal = this.files.openJournal();
-      this.read = (at) => journal.read(at);
+      this.reader = this.journalReader((at) => journal.readBytes(at));
       const records = journal.replay(
         (record, at) => this.apply(record, at),
         (segment) =>
@@ -184,6 +194,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       this.orgs.get(query.orgId),
       query,
       this.options.exactDenseBudget ?? DEFAULT_EXACT_DENSE_BUDGET,
+      this.options.lexicalAccumulateUpTo,
     );
   }
 
@@ -239,7 +250,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       return n;
     }
     if (!org) {
-      org = this.newOrg(this.read);
+      org = this.newOrg(this.reader);
       this.orgs.set(record.o, org);
     }
     const vector = dense ?? denseOfRecord(record);
@@ -251,11 +262,15 @@ export class EmbeddedIndex implements KnowledgeIndex {
     return outcome;
   }
 
-  private newOrg(read: ReadRecord): OrgIndex {
+  private journalReader(line: (at: SegmentLine) => Buffer): JournalReader {
+    return new JournalReader(line, this.options.textCacheBytes);
+  }
+
+  private newOrg(reader: JournalReader): OrgIndex {
     return new OrgIndex(
       this.options.dimensions,
       this.options.quantizeAbove ?? DEFAULT_QUANTIZE_ABOVE,
-      read,
+      reader,
       this.spills.next(),
     );
   }
@@ -266,10 +281,10 @@ export class EmbeddedIndex implements KnowledgeIndex {
    */
   private compactJournal(records: number, live: number): void {
     const fresh = this.files.nextGeneration();
-    const read: ReadRecord = (at) => fresh.read(at);
+    const reader = this.journalReader((at) => fresh.readBytes(at));
     const rebuilt = new Map<string, OrgIndex>();
     for (const [orgId, org] of this.orgs) {
-      const next = this.newOrg(read);
+      const next = this.newOrg(reader);
       next.ensureCapacity(org.live);
       const ids = org.idsInOrder();
       for (let i = 0; i < ids.length; i += 1024) {
@@ -281,7 +296,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
       rebuilt.set(orgId, next);
     }
     this.files.commitGeneration(fresh);
-    this.read = read;
+    this.reader = reader;
     this.disposeOrgs();
     this.orgs = rebuilt;
     this.options.logger?.info(

@@ -1,15 +1,26 @@
 import type { SegmentLine } from '@support-agent/shared';
-import type { SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
+import { answerTermIds, entryTextFacts } from '../../domain/entry-profile.js';
+import type {
+  EntryProfile,
+  QueryTerm,
+  SparseVector,
+  StoredEntry,
+  WriteOutcome,
+} from '../../domain/ports.js';
 import { compareIds } from '../../domain/scoring.js';
 import { DenseVectors, type VectorSpill } from './dense-store.js';
 import { InvertedIndex } from './postings.js';
+import { QuestionFacts } from './question-facts.js';
 import {
   JournalEntry,
+  type EntrySource,
   termsOfRecord,
   weightsOfRecord,
   type PutRecord,
-  type ReadRecord,
+  parseRecord,
+  type EntryTextRecord,
 } from './records.js';
+import type { JournalReader } from './journal-reader.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -17,9 +28,10 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * One organization's entries, by slot: slots are append-only (a replaced entry gets a new
  * slot, the old one is marked dead) until the organization is compacted. In memory is only
  * what search needs (vectors, postings, write time, content hash, where the entry's journal
- * line is); text, tags and the entry's own sparse vector are read back from the journal.
+ * line is, what the reranker reads of the question); text, tags and the entry's own sparse
+ * vector are read back from the journal.
  */
-export class OrgIndex {
+export class OrgIndex implements EntrySource {
   size = 0;
   live = 0;
   capacity = 0;
@@ -35,18 +47,20 @@ export class OrgIndex {
   refLength = new Uint32Array(0);
   readonly dense: DenseVectors;
   readonly terms = new InvertedIndex();
+  readonly questions = new QuestionFacts();
   readonly slotOf = new Map<string, number>();
-  /** Scratch accumulator for lexical scores and the slots it touched, reset after each query. */
-  scratch = new Float32Array(0);
-  touched = new Int32Array(0);
+  /** Scratch of the brute-force dense pass (small organizations only): each slot's cosine. */
+  private cosines = new Float64Array(0);
+  private scores = new Float32Array(0);
+  private touched = new Int32Array(0);
   private sortedIds: string[] | undefined;
 
   constructor(
     readonly dimensions: number,
     /** Live entries above which dense vectors are kept as int8. */
     readonly quantizeAbove: number,
-    /** Reads a journal line back. */
-    readonly read: ReadRecord,
+    /** Reads journal lines back. */
+    readonly journal: JournalReader,
     spill?: VectorSpill,
   ) {
     this.dense = new DenseVectors(dimensions, spill);
@@ -80,10 +94,14 @@ export class OrgIndex {
     this.refOffset[slot] = at.offset;
     this.refLength[slot] = at.length;
     this.dense.write(slot, dense);
+    // Derived from the text (the journal keeps text and vectors only): the same on every load.
+    const facts = entryTextFacts({ question: record.q, answer: record.a, tags: record.g });
+    this.questions.write(slot, facts);
     this.terms.add(
       slot,
       sparse?.indices ?? termsOfRecord(record),
       sparse?.values ?? weightsOfRecord(record),
+      answerTermIds(facts),
     );
     this.slotOf.set(record.id, slot);
     this.live++;
@@ -107,7 +125,7 @@ export class OrgIndex {
 
   /** Rebuilds arrays and postings from the live slots (same journal lines). */
   compacted(spill?: VectorSpill): OrgIndex {
-    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.read, spill);
+    const fresh = new OrgIndex(this.dimensions, this.quantizeAbove, this.journal, spill);
     fresh.ensureCapacity(this.live);
     for (let slot = 0; slot < this.size; slot++) {
       if (!this.alive[slot]) continue;
@@ -142,19 +160,13 @@ export class OrgIndex {
     );
   }
 
-  /** The entry at a live slot; its text is read from the journal when first needed. */
-  entryAt(slot: number): StoredEntry {
+  /** The entry `id` at `slot`; its text is read from the journal when first needed. */
+  entryAt(slot: number, id: string): StoredEntry {
     // The line stays where it is even if the entry is replaced meanwhile.
-    const id = this.ids[slot]!;
     const at = this.lineOf(slot);
     // Searches never ask for the hash (a hex string per candidate): it is read from the
     // line's own record when asked for, so it always matches the text served with it.
-    return new JournalEntry(
-      id,
-      this.updatedAt[slot]!,
-      () => this.contentHashAt(slot, id, at),
-      () => this.recordOf(id, at),
-    );
+    return new JournalEntry(id, this.updatedAt[slot]!, this, slot, at);
   }
 
   /** A plain copy of the entry (text read now). */
@@ -170,14 +182,35 @@ export class OrgIndex {
     };
   }
 
-  /** The slot's vector as float32 (a view, or a dequantized copy). */
+  /** The slot's vector as float32 (a copy, dequantized when int8). */
   denseOf(slot: number): Float32Array {
     return this.dense.read(slot);
   }
 
-  /** The slot's weights for the given terms (ascending ids): what lexical scoring reads. */
-  sparseFor(slot: number, ids: readonly number[]): { indices: number[]; values: number[] } {
-    return this.terms.weightsAt(slot, ids);
+  /** Per-slot sums of lexical scores and the slots touched (allocated on first use, kept zeroed). */
+  lexicalScratch(): { scores: Float32Array; touched: Int32Array } {
+    if (this.scores.length < this.size) {
+      this.scores = new Float32Array(this.capacity);
+      this.touched = new Int32Array(this.capacity);
+    }
+    return { scores: this.scores, touched: this.touched };
+  }
+
+  /** Room for the cosine of every slot with a query (allocated on first use). */
+  cosineScratch(): Float64Array {
+    if (this.cosines.length < this.size) this.cosines = new Float64Array(this.capacity);
+    return this.cosines;
+  }
+
+  /** What the reranker reads of the slot's text; `inAnswer` says which query terms its answer holds. */
+  profileOf(slot: number, inAnswer: (term: QueryTerm) => boolean): EntryProfile {
+    const q = this.questions;
+    return {
+      questionKey: q.keys[slot]!,
+      questionTerms: q.termsOf(slot),
+      questionGramNorm2: q.gramNorms[slot]!,
+      inAnswer,
+    };
   }
 
   ensureCapacity(n: number): void {
@@ -192,20 +225,22 @@ export class OrgIndex {
     this.refOffset = grow(this.refOffset, new Float64Array(capacity));
     this.refLength = grow(this.refLength, new Uint32Array(capacity));
     this.dense.ensureCapacity(capacity);
-    this.scratch = new Float32Array(capacity);
-    this.touched = new Int32Array(capacity);
+    this.questions.ensureCapacity(capacity);
     this.capacity = capacity;
   }
 
-  private recordOf(id: string, at: SegmentLine): PutRecord {
-    const record = this.read(at);
-    if (record.t !== 'put' || record.id !== id)
-      throw new Error(`journal line of entry ${id} does not match`);
-    return record;
+  /** The record of entry `id` at `at` (checked to be that entry's). */
+  recordOf(id: string, at: SegmentLine): PutRecord {
+    return checked(parseRecord(this.journal.line(at)), id) as PutRecord;
+  }
+
+  /** The text fields of entry `id`'s record at `at` (its vectors left undecoded). */
+  textOf(id: string, at: SegmentLine): EntryTextRecord {
+    return checked(this.journal.text(at), id);
   }
 
   /** The content hash of entry `id` stored at `at`: the slot's, unless the slot moved on. */
-  private contentHashAt(slot: number, id: string, at: SegmentLine): string {
+  contentHashAt(slot: number, id: string, at: SegmentLine): string {
     const current = this.lineOf(slot);
     if (this.ids[slot] === id && current.segment === at.segment && current.offset === at.offset) {
       return this.contentHashOf(slot);
@@ -227,4 +262,10 @@ export class OrgIndex {
 function grow<T extends Uint8Array | Uint32Array | Float64Array>(from: T, to: T): T {
   to.set(from);
   return to;
+}
+
+function checked<R extends { t: string; id?: string }>(record: R, id: string): R {
+  if (record.t !== 'put' || record.id !== id)
+    throw new Error(`journal line of entry ${id} does not match`);
+  return record;
 }

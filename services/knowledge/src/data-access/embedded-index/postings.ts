@@ -2,7 +2,14 @@
 export interface Posting {
   slots: Int32Array;
   weights: Float32Array;
+  /**
+   * One bit per position, set where the entry's answer holds the term (the reranker's answer
+   * coverage): bit i % 8 of byte i >> 3.
+   */
+  inAnswer: Uint8Array;
   length: number;
+  /** The largest weight ever added (dead slots included): what the term can add to a score. */
+  maxWeight: number;
 }
 
 /**
@@ -15,12 +22,17 @@ export class InvertedIndex {
   readonly postings = new Map<number, Posting>();
   readonly df = new Map<number, number>();
 
-  /** Adds the slot's sparse vector (term ids and weights). */
-  add(slot: number, terms: ArrayLike<number>, weights: ArrayLike<number>): void {
+  /** Adds the slot's sparse vector (term ids and weights); `answer` holds its answer's term ids. */
+  add(
+    slot: number,
+    terms: ArrayLike<number>,
+    weights: ArrayLike<number>,
+    answer: ReadonlySet<number>,
+  ): void {
     for (let i = 0; i < terms.length; i++) {
       const term = terms[i]!;
       this.df.set(term, (this.df.get(term) ?? 0) + 1);
-      this.addPosting(term, slot, weights[i]!);
+      this.addPosting(term, slot, weights[i]!, answer.has(term));
     }
   }
 
@@ -35,48 +47,81 @@ export class InvertedIndex {
   }
 
   /**
-   * The slot's weights for the given terms, as a sparse vector (ascending ids): what lexical
-   * scoring reads. Postings hold slots in ascending order, so each is a binary search.
+   * The weights of `slots` (ascending) for the query's terms, into weights[k · terms + t] (left
+   * 0 where the slot lacks term t), and whether each slot's answer holds the term, into
+   * inAnswer (1 or left 0, same layout): all that scoring reads. Each term's posting is walked
+   * once, forward.
    */
-  weightsAt(slot: number, ids: readonly number[]): { indices: number[]; values: number[] } {
-    const indices: number[] = [];
-    const values: number[] = [];
-    for (const id of ids) {
-      const p = this.postings.get(id);
+  readWeights(
+    slots: Int32Array,
+    terms: readonly { id: number }[],
+    weights: Float64Array,
+    inAnswer: Uint8Array,
+  ): void {
+    const stride = terms.length;
+    for (let t = 0; t < stride; t++) {
+      const p = this.postings.get(terms[t]!.id);
       if (!p) continue;
-      let lo = 0;
-      let hi = p.length - 1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >> 1;
-        const s = p.slots[mid]!;
-        if (s === slot) {
-          indices.push(id);
-          values.push(p.weights[mid]!);
-          break;
+      let pos = 0;
+      for (let k = 0; k < slots.length && pos < p.length; k++) {
+        pos = seek(p.slots, pos, p.length, slots[k]!);
+        if (pos < p.length && p.slots[pos] === slots[k]) {
+          weights[k * stride + t] = p.weights[pos]!;
+          inAnswer[k * stride + t] = (p.inAnswer[pos >> 3]! >> (pos & 7)) & 1;
         }
-        if (s < slot) lo = mid + 1;
-        else hi = mid - 1;
       }
     }
-    return { indices, values };
   }
 
-  private addPosting(term: number, slot: number, weight: number): void {
+  private addPosting(term: number, slot: number, weight: number, inAnswer: boolean): void {
     let p = this.postings.get(term);
     if (!p) {
-      p = { slots: new Int32Array(4), weights: new Float32Array(4), length: 0 };
+      p = {
+        slots: new Int32Array(4),
+        weights: new Float32Array(4),
+        inAnswer: new Uint8Array(1),
+        length: 0,
+        maxWeight: 0,
+      };
       this.postings.set(term, p);
     } else if (p.length === p.slots.length) {
       const size = Math.ceil(p.length * 1.5);
-      const slots = new Int32Array(size);
-      slots.set(p.slots);
-      const weights = new Float32Array(size);
-      weights.set(p.weights);
-      p.slots = slots;
-      p.weights = weights;
+      p.slots = grown(p.slots, new Int32Array(size));
+      p.weights = grown(p.weights, new Float32Array(size));
+      p.inAnswer = grown(p.inAnswer, new Uint8Array((size + 7) >> 3));
     }
     p.slots[p.length] = slot;
     p.weights[p.length] = weight;
+    if (inAnswer) p.inAnswer[p.length >> 3]! |= 1 << (p.length & 7);
     p.length++;
+    if (weight > p.maxWeight) p.maxWeight = weight;
   }
+}
+
+function grown<T extends Int32Array | Float32Array | Uint8Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
+
+/**
+ * The first position in slots[from, length) holding a slot ≥ `slot`: galloping (1, 2, 4, …
+ * ahead of `from`) then a binary search in the last step. Callers look up ascending slots,
+ * so each search starts where the last one ended and reads memory close to it.
+ */
+export function seek(slots: Int32Array, from: number, length: number, slot: number): number {
+  let lo = from;
+  let step = 1;
+  let hi = from;
+  while (hi < length && slots[hi]! < slot) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  if (hi > length) hi = length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (slots[mid]! < slot) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -36,8 +36,33 @@ export interface DeleteRecord {
 
 export type JournalRecord = PutRecord | DeleteRecord;
 
-/** Reads the record stored at a journal position. */
-export type ReadRecord = (at: SegmentLine) => JournalRecord;
+/** Reads the bytes of the journal line at a position. */
+export type ReadLine = (at: SegmentLine) => Buffer;
+
+/** A put record's text fields (what search results and stored entries show). */
+export type EntryTextRecord = Pick<PutRecord, 't' | 'o' | 'id' | 'q' | 'a' | 'g'>;
+
+export const parseRecord = (line: Buffer): JournalRecord =>
+  JSON.parse(line.toString('utf8')) as JournalRecord;
+
+/**
+ * The text fields of a put record's line without decoding the rest: the line is
+ * `{"t":…,"o":…,"id":…,"q":…,"a":…,"g":[…],"u":…` then the hash and the base64 vectors
+ * (JSON.stringify keeps toPutRecord's order), and `,"u":` cannot occur inside a JSON
+ * string (its quotes are escaped), so the object up to there is the text. A search reads
+ * the text of its few results only, and the vectors are most of each line.
+ */
+export function parseEntryText(line: Buffer): EntryTextRecord {
+  const cut = line.indexOf(',"u":');
+  if (cut > 0) {
+    try {
+      return JSON.parse(`${line.toString('utf8', 0, cut)}}`) as EntryTextRecord;
+    } catch {
+      // Not the layout above: decode the whole line.
+    }
+  }
+  return parseRecord(line) as PutRecord;
+}
 
 const f32ToB64 = (v: Float32Array) =>
   Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
@@ -72,16 +97,26 @@ export function toPutRecord(orgId: string, e: IndexedEntry): PutRecord {
   };
 }
 
-/** A stored entry whose text is read from the journal when first asked for. */
+/** Where a JournalEntry reads its text and content hash (the organization's index). */
+export interface EntrySource {
+  textOf(id: string, at: SegmentLine): EntryTextRecord;
+  contentHashAt(slot: number, id: string, at: SegmentLine): string;
+}
+
+/**
+ * A stored entry whose text is read from the journal when first asked for. A search makes
+ * one per candidate and reads the text of a few, so it holds positions, not closures.
+ */
 export class JournalEntry implements StoredEntry {
-  private record: PutRecord | undefined;
+  private record: EntryTextRecord | undefined;
   private hash: string | undefined;
 
   constructor(
     readonly id: string,
     readonly updatedAt: number,
-    private readonly hashOf: () => string,
-    private readonly load: () => PutRecord,
+    private readonly source: EntrySource,
+    private readonly slot: number,
+    private readonly at: SegmentLine,
   ) {}
 
   get question(): string {
@@ -97,12 +132,12 @@ export class JournalEntry implements StoredEntry {
   }
 
   get contentHash(): string {
-    this.hash ??= this.hashOf();
+    this.hash ??= this.source.contentHashAt(this.slot, this.id, this.at);
     return this.hash;
   }
 
-  private put(): PutRecord {
-    this.record ??= this.load();
+  private put(): EntryTextRecord {
+    this.record ??= this.source.textOf(this.id, this.at);
     return this.record;
   }
 }

@@ -80,6 +80,18 @@ export interface ClassifyTicketResponse {
   /** critical, high, medium, low. */
   priority: string;
   summary: string;
+  /**
+   * The built-in classifier's probability of each of the five categories (summing to 1),
+   * keyed by category. Empty when an LLM gave the labels: it reports no probabilities.
+   */
+  probabilities: { [key: string]: number };
+  /** Who gave the labels: "builtin", or the configured LLM's name. */
+  provider: string;
+}
+
+export interface ClassifyTicketResponse_ProbabilitiesEntry {
+  key: string;
+  value: number;
 }
 
 function createBaseOrgPolicy(): OrgPolicy {
@@ -943,7 +955,7 @@ export const ClassifyTicketRequest: MessageFns<ClassifyTicketRequest> = {
 };
 
 function createBaseClassifyTicketResponse(): ClassifyTicketResponse {
-  return { category: "", priority: "", summary: "" };
+  return { category: "", priority: "", summary: "", probabilities: {}, provider: "" };
 }
 
 export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
@@ -956,6 +968,12 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
     }
     if (message.summary !== "") {
       writer.uint32(26).string(message.summary);
+    }
+    globalThis.Object.entries(message.probabilities).forEach(([key, value]: [string, number]) => {
+      ClassifyTicketResponse_ProbabilitiesEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    if (message.provider !== "") {
+      writer.uint32(42).string(message.provider);
     }
     return writer;
   },
@@ -997,6 +1015,25 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
             message.summary = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = ClassifyTicketResponse_ProbabilitiesEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.probabilities[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.provider = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1014,6 +1051,21 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
       category: isSet(object.category) ? globalThis.String(object.category) : "",
       priority: isSet(object.priority) ? globalThis.String(object.priority) : "",
       summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      probabilities: isObject(object.probabilities)
+        ? (globalThis.Object.entries(object.probabilities) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      provider: isSet(object.provider) ? globalThis.String(object.provider) : "",
     };
   },
 
@@ -1028,6 +1080,18 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
     if (message.summary !== "") {
       obj.summary = message.summary;
     }
+    if (message.probabilities) {
+      const entries = globalThis.Object.entries(message.probabilities) as [string, number][];
+      if (entries.length > 0) {
+        obj.probabilities = {};
+        entries.forEach(([k, v]) => {
+          obj.probabilities[k] = floatToJson(v);
+        });
+      }
+    }
+    if (message.provider !== "") {
+      obj.provider = message.provider;
+    }
     return obj;
   },
 
@@ -1039,6 +1103,105 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
     message.category = object.category ?? "";
     message.priority = object.priority ?? "";
     message.summary = object.summary ?? "";
+    message.probabilities = (globalThis.Object.entries(object.probabilities ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.provider = object.provider ?? "";
+    return message;
+  },
+};
+
+function createBaseClassifyTicketResponse_ProbabilitiesEntry(): ClassifyTicketResponse_ProbabilitiesEntry {
+  return { key: "", value: 0 };
+}
+
+export const ClassifyTicketResponse_ProbabilitiesEntry: MessageFns<ClassifyTicketResponse_ProbabilitiesEntry> = {
+  encode(message: ClassifyTicketResponse_ProbabilitiesEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(17).double(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClassifyTicketResponse_ProbabilitiesEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClassifyTicketResponse_ProbabilitiesEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.value = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClassifyTicketResponse_ProbabilitiesEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: ClassifyTicketResponse_ProbabilitiesEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = floatToJson(message.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClassifyTicketResponse_ProbabilitiesEntry>, I>>(
+    base?: I,
+  ): ClassifyTicketResponse_ProbabilitiesEntry {
+    return ClassifyTicketResponse_ProbabilitiesEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClassifyTicketResponse_ProbabilitiesEntry>, I>>(
+    object: I,
+  ): ClassifyTicketResponse_ProbabilitiesEntry {
+    const message = createBaseClassifyTicketResponse_ProbabilitiesEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
     return message;
   },
 };
@@ -1209,6 +1372,10 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

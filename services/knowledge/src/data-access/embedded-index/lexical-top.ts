@@ -1,0 +1,125 @@
+import type { CandidateQuery } from '../../domain/ports.js';
+import { idf } from '../../domain/scoring.js';
+import type { OrgIndex } from './org-index.js';
+import { seek, type Posting } from './postings.js';
+import { TopK } from './top-k.js';
+
+/** A query term's posting being walked (one class: the hot loops see one object shape). */
+class Cursor {
+  readonly slots: Int32Array;
+  readonly weights: Float32Array;
+  readonly length: number;
+  /** The most the term adds to any entry's score. */
+  readonly bound: number;
+  pos = 0;
+
+  constructor(
+    p: Posting,
+    /** The query term's weight (count × IDF). */
+    readonly weight: number,
+  ) {
+    this.slots = p.slots;
+    this.weights = p.weights;
+    this.length = p.length;
+    this.bound = weight * p.maxWeight;
+  }
+}
+
+/**
+ * Up to this many postings in all, adding every posting into per-slot sums is cheaper than
+ * MaxScore's bookkeeping (a small organization, or rare terms only).
+ */
+export const DEFAULT_ACCUMULATE_UP_TO = 8_192;
+
+/**
+ * The `query.limit` best entries by BM25 over the postings of the query's terms, exactly, with
+ * MaxScore pruning (Turtle & Flood 1995): postings are walked entry by entry in slot order, and
+ * once the k-th best score reaches the most the cheapest terms could add together, entries
+ * holding only those terms cannot enter the top k, so those terms' (long) postings are no
+ * longer walked, only probed for entries that still can. A common word in a query over 100k
+ * entries would otherwise touch most of them. Ties keep the lower slot.
+ */
+export function lexicalTop(
+  org: OrgIndex,
+  query: CandidateQuery,
+  accumulateUpTo = DEFAULT_ACCUMULATE_UP_TO,
+): number[] {
+  const { postings, df } = org.terms;
+  const cursors: Cursor[] = [];
+  for (const t of query.terms) {
+    const p = postings.get(t.id);
+    if (!p || p.length === 0) continue;
+    const weight = t.count * idf(org.live, df.get(t.id) ?? 0);
+    cursors.push(new Cursor(p, weight));
+  }
+  const top = new TopK(query.limit);
+  if (cursors.length === 0 || query.limit === 0) return top.result();
+  let postingsInAll = 0;
+  for (const c of cursors) postingsInAll += c.length;
+  if (postingsInAll <= accumulateUpTo) return accumulated(org, cursors, top);
+  // Cheapest first: the non-essential terms are always a prefix, whose bounds add up to
+  // upTo[i] for the first i + 1 of them.
+  cursors.sort((a, b) => a.bound - b.bound);
+  const upTo: number[] = [];
+  cursors.reduce((sum, c) => {
+    upTo.push(sum + c.bound);
+    return sum + c.bound;
+  }, 0);
+  const alive = org.alive;
+  let essential = 0;
+  let threshold = -Infinity;
+  for (;;) {
+    // The next entry holding an essential term.
+    let slot = Infinity;
+    for (let i = essential; i < cursors.length; i++) {
+      const c = cursors[i]!;
+      if (c.pos < c.length && c.slots[c.pos]! < slot) slot = c.slots[c.pos]!;
+    }
+    if (slot === Infinity) break;
+    let score = 0;
+    for (let i = essential; i < cursors.length; i++) {
+      const c = cursors[i]!;
+      if (c.pos < c.length && c.slots[c.pos] === slot) score += c.weight * c.weights[c.pos++]!;
+    }
+    if (alive[slot] === 0) continue;
+    // The non-essential terms, most valuable first, while they can still lift it past the k-th.
+    for (let i = essential - 1; i >= 0 && score + upTo[i]! > threshold; i--) {
+      const c = cursors[i]!;
+      c.pos = seek(c.slots, c.pos, c.length, slot);
+      if (c.pos < c.length && c.slots[c.pos] === slot) score += c.weight * c.weights[c.pos]!;
+    }
+    if (!top.offer(slot, score)) continue;
+    if (top.size === query.limit) {
+      threshold = top.floor;
+      while (essential < cursors.length && upTo[essential]! <= threshold) essential++;
+    }
+  }
+  return top.result();
+}
+
+/**
+ * Every posting added into per-slot float32 sums, offered in the order the slots were first
+ * touched (ties keep the first offered): the candidates the index chose before MaxScore, to
+ * the bit.
+ */
+function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
+  const { scores, touched } = org.lexicalScratch();
+  const alive = org.alive;
+  let n = 0;
+  for (const c of cursors) {
+    for (let i = 0; i < c.length; i++) {
+      const slot = c.slots[i]!;
+      if (alive[slot] === 0) continue;
+      if (scores[slot] === 0) touched[n++] = slot;
+      scores[slot]! += c.weight * c.weights[i]!;
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    const slot = touched[i]!;
+    const score = scores[slot]!;
+    // Most slots do not beat the k-th best: compared here, not in a call.
+    if (score > top.floor) top.offer(slot, score);
+    scores[slot] = 0;
+  }
+  return top.result();
+}

@@ -1,0 +1,113 @@
+import type { CandidateSet, EmbeddingProvider, QueryTerm } from './ports.js';
+import {
+  compareIds,
+  denseSimilarity,
+  lexicalSimilarity,
+  relevance,
+  round6,
+  termIdfs,
+} from './scoring.js';
+
+/**
+ * The first stage of search over a candidate set: every candidate's lexical and dense
+ * similarity, hybrid relevance and ranks, computed from the set's columns into typed arrays
+ * (a query has 50–200 candidates, of which the reranker reads `depth`).
+ */
+export interface FirstStageScores {
+  /** IDF of each query term, in the query's order. */
+  idfs: Float64Array;
+  /** Positions in the set of the candidates scored (not excluded); the arrays below follow it. */
+  kept: Int32Array;
+  lexical: Float64Array;
+  /** Null when the query has no vector. */
+  dense: Float64Array | null;
+  /** Hybrid relevance, to 6 decimals. */
+  relevance: Float64Array;
+  /** Indices into `kept` of the `depth` most relevant, best first, ties by entry id. */
+  best: number[];
+  /**
+   * Competition ranks of the `best` (in their order) among all the scored candidates, by
+   * lexical and by dense similarity.
+   */
+  lexicalRank: Float64Array;
+  denseRank: Float64Array;
+}
+
+export function firstStage(
+  query: { terms: readonly QueryTerm[]; dense: Float32Array | null },
+  set: CandidateSet,
+  cosineRange: EmbeddingProvider['cosineRange'],
+  depth: number,
+  exclude?: (entryId: string) => boolean,
+): FirstStageScores {
+  const kept = keptPositions(set, exclude);
+  const n = kept.length;
+  const idfs = termIdfs(query.terms, set);
+  const cosines = query.dense ? set.cosines : null;
+  const lexical = new Float64Array(n);
+  const dense = cosines ? new Float64Array(n) : null;
+  const relevanceOf = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const k = kept[i]!;
+    lexical[i] = lexicalSimilarity(query.terms, idfs, set.termWeights, k * set.termCount);
+    if (dense) dense[i] = denseSimilarity(cosines![k]!, cosineRange);
+    relevanceOf[i] = round6(relevance(lexical[i]!, dense ? dense[i]! : null));
+  }
+  const best = bestOf(relevanceOf, (i) => set.idOf(kept[i]!), depth);
+  return {
+    idfs,
+    kept,
+    lexical,
+    dense,
+    relevance: relevanceOf,
+    best,
+    lexicalRank: competitionRanks(lexical, best),
+    denseRank: competitionRanks(dense ?? new Float64Array(n), best),
+  };
+}
+
+function keptPositions(set: CandidateSet, exclude?: (entryId: string) => boolean): Int32Array {
+  const kept = new Int32Array(set.size);
+  let n = 0;
+  for (let k = 0; k < set.size; k++) if (!exclude?.(set.idOf(k))) kept[n++] = k;
+  return kept.subarray(0, n);
+}
+
+/**
+ * The competition rank among `values` of the values at `of` (all of them by default): 1 + the
+ * number of strictly larger values, so equal values share a rank and twins tie. Counted, not
+ * sorted: only the reranked few need a rank.
+ */
+export function competitionRanks(
+  values: Float64Array,
+  of: readonly number[] = Array.from(values.keys()),
+): Float64Array {
+  const ranks = new Float64Array(of.length);
+  for (let r = 0; r < of.length; r++) {
+    const v = values[of[r]!]!;
+    let larger = 0;
+    for (let i = 0; i < values.length; i++) if (values[i]! > v) larger++;
+    ranks[r] = larger + 1;
+  }
+  return ranks;
+}
+
+/**
+ * Indices of the `depth` largest scores, largest first, equal scores by id (code-unit order):
+ * kept in order by insertion, so only the few that enter are compared (ids only on ties).
+ */
+export function bestOf(scores: Float64Array, idOf: (i: number) => string, depth: number): number[] {
+  const best: number[] = [];
+  const before = (a: number, b: number) =>
+    scores[a]! > scores[b]! || (scores[a] === scores[b] && compareIds(idOf(a), idOf(b)) < 0);
+  for (let i = 0; i < scores.length && depth > 0; i++) {
+    if (best.length === depth) {
+      if (!before(i, best[depth - 1]!)) continue;
+      best.pop();
+    }
+    let at = best.length;
+    for (; at > 0 && before(i, best[at - 1]!); at--) best[at] = best[at - 1]!;
+    best[at] = i;
+  }
+  return best;
+}
