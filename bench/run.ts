@@ -48,6 +48,7 @@ import {
   type RunResult,
   UNLIMITED,
 } from './lib/measure.js';
+import { createThroughPipeline, describePipeline } from './lib/pipeline.js';
 import { seedDigestWeek, seedTickets, ticketTexts } from './lib/seed.js';
 import { evaluate, HOP_NAME, SEARCH_NAME, type Mode, type ModeReport } from './lib/targets.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
@@ -501,10 +502,24 @@ async function runMode(mode: Mode, profileDir: string | undefined): Promise<Mode
           },
         ],
       };
-      record(
-        await autocannonRun('create via gateway (idempotency key)', createOpts, LOAD, processes),
-      );
-      await settle('creates');
+      if (backends) {
+        const measured = await createThroughPipeline(
+          backends.nats.url,
+          backends.mysql.url,
+          'create via gateway (idempotency key)',
+          createOpts,
+          LOAD,
+          processes,
+        );
+        record(measured.run);
+        report.pipeline = measured.pipeline;
+        log(`whole pipeline: ${describePipeline(measured.pipeline)}`);
+      } else {
+        record(
+          await autocannonRun('create via gateway (idempotency key)', createOpts, LOAD, processes),
+        );
+        await settle('creates');
+      }
       // The create path alone: the event consumers (answers' triage, digest) are stopped, so
       // they do not compete for the same two cores; the relay still publishes every event.
       // Restarted, they work off the backlog: that is the pipeline's own throughput.

@@ -2,6 +2,7 @@
 // figure compared is from the same run, alternating rounds, medians where rounds repeat.
 import type { ProfileSummary } from './cpu-profile.js';
 import { median, type RunResult } from './measure.js';
+import type { PipelineRun } from './pipeline.js';
 
 /** The throughput runs compared by the targets (names as bench/run.ts records them). */
 export const HOP_NAME = 'http + one no-op grpc hop';
@@ -15,6 +16,9 @@ const GATEWAY_CPU_MS_PER_SEARCH = 0.45;
 const KNOWLEDGE_CPU_MS_PER_SEARCH = 0.25;
 const SEARCH_P50_MS_AT_LARGEST = 5;
 const P99_OVERHEAD_MS = 5;
+const PIPELINE_CREATES_PER_S = 800;
+const PIPELINE_CATCH_UP_S = 10;
+const PIPELINE_CPU_MS_PER_TICKET = 2.0;
 
 export type Mode = 'real' | 'embedded';
 
@@ -42,6 +46,8 @@ export interface ModeReport {
     knowledgeRssMb: number;
   }>;
   digestScale?: { tickets: number; buildSeconds: number[]; topics: number; contentBytes: number };
+  /** Creates with the whole topology (real mode): rate, catch-up after the run, CPU per ticket. */
+  pipeline?: PipelineRun;
   soak?: {
     seconds: number;
     rate: number;
@@ -137,6 +143,22 @@ export function evaluate(r: ModeReport): Target[] {
         '≥ 1000 tickets/s, 0 errors',
         `${create.rps} /s, ${create.errors} errors`,
         create.rps >= 1000 && create.errors === 0,
+      );
+    }
+    if (r.pipeline) {
+      const p = r.pipeline;
+      add(
+        'create ticket, whole pipeline running, consumers keeping up',
+        `≥ ${PIPELINE_CREATES_PER_S} tickets/s, backlog 0 within ${PIPELINE_CATCH_UP_S} s of the end`,
+        `${p.rps} /s, caught up ${p.catchUpSeconds.toFixed(1)} s after the end`,
+        p.rps >= PIPELINE_CREATES_PER_S && p.catchUpSeconds <= PIPELINE_CATCH_UP_S,
+      );
+      const top = Object.entries(p.cpuMsPerTicket).sort((a, b) => b[1] - a[1]);
+      add(
+        'CPU per created ticket, every process, until the pipeline caught up',
+        `≤ ${PIPELINE_CPU_MS_PER_TICKET.toFixed(1)} ms`,
+        `${p.totalCpuMs.toFixed(2)} ms (${top.map(([n, ms]) => `${n} ${ms}`).join(', ')})`,
+        p.totalCpuMs <= PIPELINE_CPU_MS_PER_TICKET,
       );
     }
     const alone = r.mode === 'real' ? runs('create via gateway, consumers stopped')[0] : undefined;

@@ -17,8 +17,11 @@ import { dirname } from 'node:path';
 import { sleepUnlessAborted, type Logger } from '@support-agent/shared';
 import type { DurableConsumer } from './contract.js';
 import {
-  dispatch,
+  dispatchBatch,
+  eachOf,
+  type BatchDeliveryHandler,
   type DeliveryHandler,
+  type DispatchContext,
   type InvalidEventHook,
   type TicketEventSource,
 } from './delivery.js';
@@ -26,8 +29,10 @@ import {
 export interface FileConsumerOptions {
   /** Its name (logs, metrics) and subject filter; redelivery is unlimited, as a retry is. */
   consumer: DurableConsumer;
-  /** Lines handled at the same time (one batch). */
+  /** Lines handled at the same time by start()'s handler (one batch). */
   concurrency: number;
+  /** Most lines one call of startBatches()'s handler gets. Default: concurrency. */
+  batchSize?: number;
   /**
    * Handled lines between two saves of the offset (also saved after each read and at stop).
    * Lines after the saved offset are handled again after a crash: a trade of rework for fsyncs.
@@ -67,9 +72,21 @@ export class FileTicketConsumer implements TicketEventSource {
   ) {}
 
   start(handle: DeliveryHandler, onInvalid?: InvalidEventHook): void {
+    this.begin(eachOf(handle), this.options.concurrency, onInvalid);
+  }
+
+  startBatches(handle: BatchDeliveryHandler, onInvalid?: InvalidEventHook): void {
+    this.begin(handle, this.options.batchSize ?? this.options.concurrency, onInvalid);
+  }
+
+  private begin(
+    handle: BatchDeliveryHandler,
+    batchSize: number,
+    onInvalid: InvalidEventHook | undefined,
+  ): void {
     const name = this.options.consumer.name;
     this.logger.info({ file: this.file, consumer: name }, 'ticket events: tailing the event file');
-    this.running ??= this.run(handle, onInvalid).catch((err: unknown) => {
+    this.running ??= this.run(handle, Math.max(1, batchSize), onInvalid).catch((err: unknown) => {
       this.logger.error({ err, consumer: name }, 'ticket events consumer stopped unexpectedly');
     });
   }
@@ -89,8 +106,18 @@ export class FileTicketConsumer implements TicketEventSource {
     }
   }
 
-  private async run(handle: DeliveryHandler, onInvalid?: InvalidEventHook): Promise<void> {
-    const { concurrency, saveEvery = 1 } = this.options;
+  private async run(
+    handle: BatchDeliveryHandler,
+    batchSize: number,
+    onInvalid: InvalidEventHook | undefined,
+  ): Promise<void> {
+    const { saveEvery = 1 } = this.options;
+    const context: DispatchContext = {
+      consumer: this.options.consumer.name,
+      logger: this.logger,
+      onInvalid,
+      accepts: (subject: string) => subjectMatches(this.options.consumer.filterSubject, subject),
+    };
     this.handled = this.readOffset();
     while (!this.stopping) {
       let lines: Line[];
@@ -105,11 +132,9 @@ export class FileTicketConsumer implements TicketEventSource {
         continue;
       }
       let unsaved = 0;
-      for (let i = 0; i < lines.length && !this.stopping; i += concurrency) {
-        const batch = lines.slice(i, i + concurrency);
-        const done = await Promise.all(
-          batch.map((line) => this.handleUntilDone(line, handle, onInvalid)),
-        );
+      for (let i = 0; i < lines.length && !this.stopping; i += batchSize) {
+        const batch = lines.slice(i, i + batchSize);
+        const done = await this.handleUntilDone(batch, handle, context);
         const firstPending = done.indexOf(false);
         const completed = firstPending < 0 ? batch : batch.slice(0, firstPending);
         if (completed.length > 0) {
@@ -126,25 +151,43 @@ export class FileTicketConsumer implements TicketEventSource {
     }
   }
 
-  /** Handles one line, retrying after each retry's delay; false if stop() came first. */
+  /**
+   * Handles a batch of lines, handing each one whose handler asked for a retry over again once
+   * its delay has passed (those due at the same time together), until all are done; per line,
+   * false if stop() came first.
+   */
   private async handleUntilDone(
-    line: Line,
-    handle: DeliveryHandler,
-    onInvalid: InvalidEventHook | undefined,
-  ): Promise<boolean> {
-    const context = {
-      consumer: this.options.consumer.name,
-      logger: this.logger,
-      onInvalid,
-      accepts: (subject: string) => subjectMatches(this.options.consumer.filterSubject, subject),
-    };
-    for (let attempt = 1; ; attempt++) {
-      const disposition = await dispatch(line.text, attempt, handle, context);
-      if (disposition.kind !== 'retry') return true;
-      if (this.stopping) return false;
-      await this.sleep(disposition.delayMs);
-      if (this.stopping) return false;
+    lines: Line[],
+    handle: BatchDeliveryHandler,
+    context: DispatchContext,
+  ): Promise<boolean[]> {
+    const done = lines.map(() => false);
+    const attempts = lines.map(() => 1);
+    /** Line index → when it is handed over again. */
+    const due = new Map<number, number>(lines.map((_, i) => [i, 0]));
+    while (due.size > 0) {
+      const next = Math.min(...due.values());
+      if (next > Date.now()) await this.sleep(next - Date.now());
+      if (this.stopping) return done;
+      const now = Date.now();
+      const ready = [...due.keys()].filter((i) => due.get(i)! <= now);
+      const dispositions = await dispatchBatch(
+        ready.map((i) => ({ body: lines[i]!.text, attempt: attempts[i]! })),
+        handle,
+        context,
+      );
+      ready.forEach((i, k) => {
+        const d = dispositions[k]!;
+        if (d.kind === 'retry') {
+          attempts[i]!++;
+          due.set(i, Date.now() + d.delayMs);
+        } else {
+          done[i] = true;
+          due.delete(i);
+        }
+      });
     }
+    return done;
   }
 
   /** Complete lines after the handled offset; a torn last line waits for its newline. */

@@ -9,13 +9,18 @@ export interface TicketEventSourceOptions {
   /** NATS servers; unset = the embedded event file under dataDir. */
   natsUrl: string | undefined;
   dataDir: string;
-  /** JetStream: messages handled at the same time, ack wait, stream replicas, pull wait. */
+  /**
+   * JetStream: handler calls at the same time, most events per call of a batch handler and how
+   * long it waits for them, ack wait, stream replicas, pull wait.
+   */
   concurrency: number;
+  batchSize?: number;
+  lingerMs?: number;
   ackWaitMs: number;
   replicas: number;
   pullExpiresMs?: number;
-  /** The embedded twin: where it keeps its offset, lines at once, lines between saves. */
-  file: { offsetFile: string; concurrency: number; saveEvery: number };
+  /** The embedded twin: where it keeps its offset, lines at once, lines per batch, lines between saves. */
+  file: { offsetFile: string; concurrency: number; batchSize?: number; saveEvery: number };
 }
 
 /** The durable consumer a service reads ticket events with: JetStream when NATS is configured, else the event file. */
@@ -27,6 +32,7 @@ export function openTicketEventSource(
   return new FileTicketConsumer(eventFilePath(options.dataDir), options.file.offsetFile, logger, {
     consumer: options.consumer,
     concurrency: options.file.concurrency,
+    ...(options.file.batchSize === undefined ? {} : { batchSize: options.file.batchSize }),
     saveEvery: options.file.saveEvery,
   });
 }

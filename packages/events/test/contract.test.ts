@@ -21,7 +21,9 @@ import {
   newTicketEvent,
   STREAM_NAME,
   toOutboxMessage,
+  type BatchDeliveryHandler,
   type DeliveryHandler,
+  type Disposition,
   type DurableConsumer,
   type EventPublisher,
   type TicketEnvelope,
@@ -88,8 +90,12 @@ async function invalidCount(client: string): Promise<number> {
   return (await invalidEvents().get()).values.find((v) => v.labels.client === client)?.value ?? 0;
 }
 
-async function eventually(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const until = Date.now() + 15_000;
+async function eventually(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -133,7 +139,7 @@ const newConsumer = (filterSubject = ALL_SUBJECTS): DurableConsumer => ({
 interface Transport {
   publisher: EventPublisher;
   raw(subject: string, body: string, id?: string): Promise<void>;
-  consumer(consumer: DurableConsumer): TicketEventSource;
+  consumer(consumer: DurableConsumer, batchSize?: number): TicketEventSource;
   /** Messages the consumer still holds or has not seen; 0 once everything is settled. */
   backlog(source: TicketEventSource): Promise<number | undefined>;
 }
@@ -254,6 +260,93 @@ function contractSuite(name: string, open: () => Promise<Transport>, close: () =
       assert.ok(!seen.some((e) => e.id === bad.eventId));
     });
 
+    it('when events are waiting and a batch handler is started, then it is handed each valid one once, in batches of at most the batch size, and never an invalid one', async () => {
+      const consumer = newConsumer();
+      const events = Array.from({ length: 5 }, (_, i) => everyType('batches', 20 + i)).flat();
+      await publishAll(t.publisher, events.slice(0, 8));
+      const bad = JSON.stringify({ id: 'batch-bad-1', type: 'tickets.created' });
+      await t.raw('tickets.created', bad, 'batch-bad-1');
+      await publishAll(t.publisher, events.slice(8));
+      const ids = events.map((e) => e.id);
+      const batches: TicketEvent[][] = [];
+      const batched: BatchDeliveryHandler = async (deliveries) => {
+        batches.push(deliveries.map((d) => d.event));
+        return deliveries.map(() => ({ kind: 'ack' }));
+      };
+      track(t.consumer(consumer, 4)).startBatches(batched);
+      const seen = () => only(batches.flat(), ids);
+      await eventually(() => seen().length >= ids.length, 'every event');
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.deepEqual(
+        seen()
+          .map((e) => e.id)
+          .sort(),
+        [...ids].sort(),
+        'each once',
+      );
+      assert.ok(
+        batches.every((b) => b.length >= 1 && b.length <= 4),
+        'at most 4 per batch',
+      );
+      assert.ok(
+        batches.some((b) => b.length > 1),
+        'waiting events are handed over together',
+      );
+      assert.ok(!batches.flat().some((e) => e.id === 'batch-bad-1'));
+      assert.ok(
+        logLines.some(
+          (l) => l.includes('terminating an invalid ticket event') && l.includes('batch-bad-1'),
+        ),
+      );
+    });
+
+    it('when a batch handler asks for some events of a batch again, then only those come back, as a later attempt', async () => {
+      const consumer = newConsumer();
+      const events = everyType('batch-retry', 30);
+      await publishAll(t.publisher, events);
+      const again = new Set([events[1]!.id]);
+      const handed: Array<[string, number]> = [];
+      track(t.consumer(consumer, 10)).startBatches(async (deliveries) =>
+        deliveries.map((d): Disposition => {
+          handed.push([d.event.id, d.attempt]);
+          return again.has(d.event.id) && d.attempt === 1
+            ? { kind: 'retry', delayMs: 100 }
+            : { kind: 'ack' };
+        }),
+      );
+      const mine = () => handed.filter(([id]) => events.some((e) => e.id === id));
+      await eventually(() => mine().length >= events.length + 1, 'the retried event');
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.deepEqual(
+        mine().sort(),
+        [...events.map((e): [string, number] => [e.id, 1]), [events[1]!.id, 2]].sort(),
+      );
+    });
+
+    it('when a batch handler throws, then every event of that batch comes back', async () => {
+      const consumer = newConsumer();
+      const events = everyType('batch-throws', 31);
+      await publishAll(t.publisher, events);
+      const ids = events.map((e) => e.id);
+      let thrown: string[] | undefined;
+      const handed: Array<[string, number]> = [];
+      track(t.consumer(consumer, 10)).startBatches(async (deliveries) => {
+        const mine = deliveries.filter((d) => ids.includes(d.event.id));
+        if (mine.length > 0 && !thrown) {
+          thrown = mine.map((d) => d.event.id);
+          throw new Error('a bug');
+        }
+        for (const d of mine) handed.push([d.event.id, d.attempt]);
+        return deliveries.map(() => ({ kind: 'ack' }));
+      });
+      await eventually(() => handed.length >= ids.length, 'every event handled', 20_000);
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.deepEqual(handed.map(([id]) => id).sort(), [...ids].sort(), 'each handled once');
+      for (const id of thrown!) {
+        assert.ok(handed.find(([h]) => h === id)![1] >= 2, `${id} came back as a later attempt`);
+      }
+    });
+
     it('when stop() is called while an event is handled, then it waits for that event, which is settled and not handed over again', async () => {
       const consumer = newConsumer();
       const event = everyType('stopping', 5)[0]!;
@@ -304,11 +397,12 @@ contractSuite(
       raw: async (subject, body, id) => {
         await nc.jetstream().publish(subject, body, id ? { msgID: id } : {});
       },
-      consumer: (consumer) =>
+      consumer: (consumer, batchSize) =>
         new JetStreamTicketConsumer(nats.url, logger, {
           consumer,
           ackWaitMs: 1_000,
           concurrency: 2,
+          ...(batchSize === undefined ? {} : { batchSize }),
           replicas: 1,
           pullExpiresMs: 1_000,
         }),
@@ -338,10 +432,11 @@ contractSuite(
     return {
       publisher: new JsonlEventPublisher(file, logger),
       raw: async (_subject, body) => appendFileSync(file, `${body}\n`),
-      consumer: (consumer) =>
+      consumer: (consumer, batchSize) =>
         new FileTicketConsumer(file, join(fileDir, `${consumer.name}.offset`), logger, {
           consumer,
           concurrency: 2,
+          ...(batchSize === undefined ? {} : { batchSize }),
           pollMs: 50,
         }),
       backlog: (source) => source.backlog(),

@@ -50,7 +50,12 @@ export const configSchema = z
     GRPC_DEADLINE_MS: intEnv(100, 120_000, 5_000).describe(
       'Deadline of each call to knowledge and tickets.',
     ),
-    TRIAGE_CONCURRENCY: intEnv(1, 64, 4).describe('Ticket events triaged at the same time.'),
+    TRIAGE_CONCURRENCY: intEnv(1, 64, 2).describe(
+      'Batches of ticket events triaged at the same time.',
+    ),
+    TRIAGE_BATCH: intEnv(1, 256, 16).describe(
+      'Most ticket events in one batch (those waiting, up to this), triaged together: their calls to knowledge and tickets and their acknowledgements leave at once (docs/performance.md).',
+    ),
     TRIAGE_ACK_WAIT_MS: intEnv(1_000, 3_600_000, 30_000).describe(
       'JetStream redelivers an event not acknowledged within this (progress is signalled while an LLM works).',
     ),

@@ -12,7 +12,7 @@ import { answers } from '@support-agent/proto';
 import type { AnswersConfig } from './config.js';
 import { openTicketEventSource, TRIAGE_CONSUMER } from '@support-agent/events';
 import type { DeflectionLedger, LanguageModel, PolicyStore } from './domain/ports.js';
-import type { TriageDeps } from './domain/triage.js';
+import { TriageMemo, type TriageDeps } from './domain/triage.js';
 import { loadTriageModel } from './domain/triage-model.js';
 import { EmbeddedLedger } from './data-access/embedded-ledger.js';
 import { ExtractiveModel } from './data-access/extractive-llm.js';
@@ -96,6 +96,7 @@ export async function start(
       now,
       reservationTtlMs: config.RESERVATION_TTL_MS,
       llmTimeoutMs: config.LLM_TIMEOUT_MS,
+      memo: new TriageMemo(),
     };
 
     const sweeper = startSweeper(ledger, logger, now, config.RESERVATION_TTL_MS);
@@ -120,12 +121,14 @@ export async function start(
         natsUrl: config.NATS_URL,
         dataDir: config.DATA_DIR,
         concurrency: config.TRIAGE_CONCURRENCY,
+        batchSize: config.TRIAGE_BATCH,
         ackWaitMs: config.TRIAGE_ACK_WAIT_MS,
         replicas: config.NATS_STREAM_REPLICAS,
-        // Each line's offset is saved: a crash re-triages at most the batch in hand.
+        // Each batch's offset is saved: a crash re-triages at most the batch in hand.
         file: {
           offsetFile: join(config.DATA_DIR, 'answers', 'triage-offset.json'),
           concurrency: config.TRIAGE_CONCURRENCY,
+          batchSize: config.TRIAGE_BATCH,
           saveEvery: 1,
         },
       },

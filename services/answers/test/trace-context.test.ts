@@ -12,7 +12,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { createLogger } from '@support-agent/shared';
 import { startTracing } from '@support-agent/shared/tracing';
 import { connect, headers, type NatsConnection } from 'nats';
-import { JetStreamTicketConsumer, TRIAGE_CONSUMER } from '@support-agent/events';
+import { eachOf, JetStreamTicketConsumer, TRIAGE_CONSUMER } from '@support-agent/events';
 import { startNats, type NatsHandle } from '../../../test/support/backends.js';
 import { EventPublisher, ticketCreated } from './support/events.js';
 
@@ -91,5 +91,52 @@ describe('trace context of ticket events', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(backlog, 0);
+  });
+
+  it('when events are handed over in a batch, then each is handled in a consumer span of its own trace', async () => {
+    await source?.stop();
+    const traces = ['1', '2', '3'].map((d) => d.repeat(32));
+    const seen = new Map<number, string | undefined>();
+    const batches: number[] = [];
+    source = new JetStreamTicketConsumer(nats.url, createLogger('test', 'silent'), {
+      consumer: TRIAGE_CONSUMER,
+      ackWaitMs: 30_000,
+      concurrency: 1,
+      batchSize: 8,
+      replicas: 1,
+      pullExpiresMs: 1_000,
+    });
+    const events = traces.map((_, i) => ticketCreated('acme', 10 + i, `batched ${i}`));
+    for (const [i, event] of events.entries()) {
+      const h = headers();
+      h.set('traceparent', `00-${traces[i]}-${PARENT_SPAN}-01`);
+      await nc.jetstream().publish('tickets.created', JSON.stringify(event), {
+        msgID: event.id,
+        headers: h,
+      });
+    }
+    const handle = eachOf(async ({ event }) => {
+      seen.set(event.ticket_id, trace.getActiveSpan()?.spanContext().traceId);
+      return { kind: 'ack' };
+    });
+    source.startBatches(async (deliveries) => {
+      batches.push(deliveries.length);
+      return handle(deliveries);
+    });
+    const until = Date.now() + 15_000;
+    while (seen.size < 3 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(
+      events.map((e) => seen.get(e.ticket_id)),
+      traces,
+    );
+    assert.ok(
+      batches.some((n) => n > 1),
+      `handed over together (${batches.join(', ')})`,
+    );
+    for (const traceId of traces) {
+      const span = exporter.getFinishedSpans().find((s) => s.spanContext().traceId === traceId);
+      assert.equal(span?.name, 'tickets.created process');
+      assert.equal(span?.parentSpanContext?.spanId, PARENT_SPAN);
+    }
   });
 });

@@ -150,6 +150,19 @@ describe('triage over JetStream', () => {
     assert.equal((await svc.usage(o)).deflectionsUsed, 1);
   });
 
+  test('when tickets fails after the ticket was labelled and answered, then the retry applies the same result without searching the KB again', async () => {
+    const o = org('t-memo');
+    const id = nextTicket++;
+    const searches = knowledge.searches;
+    tickets.failNext = 1;
+    await publisher.publish(ticketCreated(o, id, 'How do I reset my password?'));
+    await waitFor(() => callsFor(id).length === 1, 20_000, 'ApplyTriage after the retry');
+    assert.equal(tickets.failNext, 0, 'the first ApplyTriage failed');
+    assert.equal(knowledge.searches - searches, 1, 'one search for the two deliveries');
+    assert.equal(callsFor(id)[0]!.request.resolve, true);
+    assert.equal((await svc.usage(o)).deflectionsUsed, 1);
+  });
+
   test('when an event is malformed or its ticket is gone, then it is dropped and later events still flow', async () => {
     const o = org('t-poison');
     await publisher.publishRaw('tickets.created', '{not json');

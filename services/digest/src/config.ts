@@ -97,7 +97,13 @@ export const configSchema = z
       .default(DIGEST_CONSUMER.name)
       .describe('Durable consumer name on the ticket events stream.'),
     DIGEST_CONSUMER_CONCURRENCY: intEnv(1, 32, 4).describe(
-      "Events applied at the same time. 4: one at a time left the consumer waiting on each event's round trips and commit; 4 worked a backlog off 20–30 % faster, with less CPU per event (bench/drain-path.ts, docs/performance.md).",
+      'Batches of events applied at the same time (each one transaction).',
+    ),
+    DIGEST_CONSUMER_BATCH: intEnv(1, 1_000, 100).describe(
+      'Most events applied in one transaction: those waiting, up to this (docs/performance.md).',
+    ),
+    DIGEST_CONSUMER_LINGER_MS: intEnv(0, 5_000, 50).describe(
+      'How long a batch that is not full waits for more events before it is applied.',
     ),
     DIGEST_ACK_WAIT_MS: intEnv(1_000, 3_600_000, 30_000).describe(
       'JetStream redelivers an event not acknowledged within this.',

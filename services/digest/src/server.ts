@@ -188,14 +188,17 @@ function openEventSource(config: DigestConfig, logger: Logger): TicketEventSourc
       natsUrl: config.NATS_URL,
       dataDir: config.DATA_DIR,
       concurrency: config.DIGEST_CONSUMER_CONCURRENCY,
+      batchSize: config.DIGEST_CONSUMER_BATCH,
+      lingerMs: config.DIGEST_CONSUMER_LINGER_MS,
       ackWaitMs: config.DIGEST_ACK_WAIT_MS,
       replicas: config.NATS_STREAM_REPLICAS,
       pullExpiresMs: config.DIGEST_PULL_EXPIRES_MS,
-      // One line at a time (the embedded store applies synchronously), the offset saved every
-      // 100 lines: lines handled again after a crash are recognised by event id.
+      // The embedded store applies one line after the other; the offset is saved every 100
+      // lines: lines handled again after a crash are recognised by event id.
       file: {
         offsetFile: join(config.DATA_DIR, 'digest', 'events.offset'),
         concurrency: 1,
+        batchSize: config.DIGEST_CONSUMER_BATCH,
         saveEvery: 100,
       },
     },

@@ -46,6 +46,9 @@ describe('exactly-once aggregation', () => {
       NATS_URL: natsUrl,
       DIGEST_CONSUMER_NAME: newConsumerName(),
       DIGEST_EMBEDDINGS: 'lexical',
+      // One event per transaction, so a stop can fall between any two (batch-apply.test.ts
+      // covers restarts between and during batches).
+      DIGEST_CONSUMER_BATCH: '1',
     };
   });
 

@@ -41,67 +41,73 @@ describe('NATS outage', () => {
 
   const WORKERS = 4;
 
-  it('when NATS is killed while events are pending and restarted, then every event is applied once', async () => {
-    const org = newOrg('outage');
-    const lastWeek = lastCompleteWeek(new Date());
-    const firstBatch = Array.from({ length: 60 }, (_, i) =>
-      ticketEvents(org, `Outage question ${i}`, inWeek(lastWeek, i % 7, 9, i), {
-        answered: i % 4 === 0,
-      }),
-    ).flat();
-    let publisher = await EventPublisher.connect(nats.url);
-    await publisher.publish(firstBatch);
-    await publisher.close();
+  // One event per transaction, and batches: while NATS is away at most the batches in hand
+  // (one event each, or up to BATCH each) are applied.
+  for (const BATCH of [1, 10]) {
+    it(`when NATS is killed while events are pending and restarted, then every event is applied once${BATCH > 1 ? ` (batches of up to ${BATCH})` : ''}`, async () => {
+      const org = newOrg('outage');
+      const lastWeek = lastCompleteWeek(new Date());
+      const firstBatch = Array.from({ length: 60 }, (_, i) =>
+        ticketEvents(org, `Outage question ${i}`, inWeek(lastWeek, i % 7, 9, i), {
+          answered: i % 4 === 0,
+        }),
+      ).flat();
+      let publisher = await EventPublisher.connect(nats.url);
+      await publisher.publish(firstBatch);
+      await publisher.close();
 
-    svc = await startDigest({
-      MYSQL_URL: db.url,
-      NATS_URL: nats.url,
-      DIGEST_EMBEDDINGS: 'lexical',
-      DIGEST_METRICS_PORT: String(await freePort()),
-      DIGEST_CONSUMER_CONCURRENCY: String(WORKERS),
+      await svc?.stop();
+      svc = await startDigest({
+        MYSQL_URL: db.url,
+        NATS_URL: nats.url,
+        DIGEST_EMBEDDINGS: 'lexical',
+        DIGEST_METRICS_PORT: String(await freePort()),
+        DIGEST_CONSUMER_CONCURRENCY: String(WORKERS),
+        DIGEST_CONSUMER_BATCH: String(BATCH),
+      });
+      const firstIds = firstBatch.map((e) => e.id);
+      await eventually(
+        async () => ((await processedCount(db.url, firstIds)) >= 3 ? true : undefined),
+        15_000,
+        'the first events',
+      );
+      nats.kill('SIGKILL');
+      const beforeRestart = await processedCount(db.url, firstIds);
+      await new Promise((r) => setTimeout(r, 1_500));
+      // Nothing is applied while NATS is away (at most the events in flight, one batch per worker).
+      assert.ok((await processedCount(db.url, firstIds)) <= beforeRestart + WORKERS * BATCH);
+      await nats.restart();
+
+      const secondBatch = Array.from({ length: 10 }, (_, i) =>
+        ticketEvents(org, `After the outage ${i}`, inWeek(lastWeek, 6, 12, i)),
+      ).flat();
+      publisher = await EventPublisher.connect(nats.url);
+      await publisher.publish(secondBatch);
+      await publisher.close();
+
+      const allIds = [...firstIds, ...secondBatch.map((e) => e.id)];
+      await eventually(
+        async () => ((await processedCount(db.url, allIds)) === allIds.length ? true : undefined),
+        30_000,
+        'every event applied',
+      );
+      assert.ok(
+        beforeRestart < firstIds.length,
+        `events were still pending at the kill (${beforeRestart}/${firstIds.length} applied)`,
+      );
+      assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: 70 });
+      await eventually(
+        async () =>
+          (await scrapeMetrics(svc!.server.metricsPort!)).get('digest_consumer_pending') === 0
+            ? true
+            : undefined,
+        15_000,
+        'consumer lag back to 0',
+      );
+      assert.equal(
+        (await svc.client.buildDigest({ orgId: org, weekStart: lastWeek })).digest!.ticketCount,
+        70,
+      );
     });
-    const firstIds = firstBatch.map((e) => e.id);
-    await eventually(
-      async () => ((await processedCount(db.url, firstIds)) >= 3 ? true : undefined),
-      15_000,
-      'the first events',
-    );
-    nats.kill('SIGKILL');
-    const beforeRestart = await processedCount(db.url, firstIds);
-    await new Promise((r) => setTimeout(r, 1_500));
-    // Nothing is applied while NATS is away (at most the events in flight, one per worker).
-    assert.ok((await processedCount(db.url, firstIds)) <= beforeRestart + WORKERS);
-    await nats.restart();
-
-    const secondBatch = Array.from({ length: 10 }, (_, i) =>
-      ticketEvents(org, `After the outage ${i}`, inWeek(lastWeek, 6, 12, i)),
-    ).flat();
-    publisher = await EventPublisher.connect(nats.url);
-    await publisher.publish(secondBatch);
-    await publisher.close();
-
-    const allIds = [...firstIds, ...secondBatch.map((e) => e.id)];
-    await eventually(
-      async () => ((await processedCount(db.url, allIds)) === allIds.length ? true : undefined),
-      30_000,
-      'every event applied',
-    );
-    assert.ok(
-      beforeRestart < firstIds.length,
-      `events were still pending at the kill (${beforeRestart}/${firstIds.length} applied)`,
-    );
-    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: 70 });
-    await eventually(
-      async () =>
-        (await scrapeMetrics(svc!.server.metricsPort!)).get('digest_consumer_pending') === 0
-          ? true
-          : undefined,
-      15_000,
-      'consumer lag back to 0',
-    );
-    assert.equal(
-      (await svc.client.buildDigest({ orgId: org, weekStart: lastWeek })).digest!.ticketCount,
-      70,
-    );
-  });
+  }
 });

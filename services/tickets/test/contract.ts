@@ -659,6 +659,108 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
       });
     });
 
+    describe('ApplyTriage under load', () => {
+      it('when triage results for many tickets, each sent twice, arrive at once with one for an unknown ticket, then each ticket is triaged once, the repeat reports applied false, and only the unknown one fails', async () => {
+        const orgId = newOrg();
+        const ids: number[] = [];
+        for (let i = 0; i < 20; i++)
+          ids.push((await client.createTicket({ orgId, content: `question ${i}` })).ticketId);
+        const triage = (ticketId: number, i: number) => ({
+          orgId,
+          ticketId,
+          eventId: `ev-load-${ticketId}`,
+          category: 'how_to',
+          priority: i % 2 === 0 ? 'low' : 'high',
+          aiSummary: `summary ${i}`,
+          aiAnswer: i % 4 === 0 ? `answer ${i}` : undefined,
+          resolve: i % 4 === 0,
+        });
+        const calls = [
+          ...ids.map((id, i) => client.applyTriage(triage(id, i))),
+          client.applyTriage(triage(ids[ids.length - 1]! + 1_000_000, 0)),
+          ...ids.map((id, i) => client.applyTriage(triage(id, i))),
+        ];
+        const results = await Promise.allSettled(calls);
+        const unknown = results[ids.length]!;
+        assert.equal(unknown.status, 'rejected');
+        await assertAppError(
+          Promise.reject((unknown as PromiseRejectedResult).reason),
+          'not_found',
+        );
+        for (let i = 0; i < ids.length; i++) {
+          const first = results[i]!;
+          const repeat = results[ids.length + 1 + i]!;
+          assert.ok(first.status === 'fulfilled' && repeat.status === 'fulfilled');
+          assert.deepEqual(
+            [first.value.applied, repeat.value.applied].sort(),
+            [false, true],
+            `ticket ${ids[i]}: applied once`,
+          );
+          const ticket = (await client.getTicket({ orgId, ticketId: ids[i]! })).ticket!;
+          assert.equal(ticket.aiSummary, `summary ${i}`);
+          assert.equal(ticket.priority, i % 2 === 0 ? 'low' : 'high');
+          assert.equal(ticket.status, i % 4 === 0 ? 'resolved' : 'open');
+        }
+        const events = await eventually(
+          async () => {
+            const e = await s.readEvents(orgId);
+            return e.filter((x) => x.type !== 'tickets.created').length >= 25 ? e : undefined;
+          },
+          10_000,
+          'the triage events',
+        );
+        await new Promise((r) => setTimeout(r, 500));
+        const after = await s.readEvents(orgId);
+        assert.equal(after.length, events.length, 'no more events than that');
+        for (const id of ids) {
+          const mine = after.filter((e) => e.ticket_id === id).map((e) => e.type);
+          const resolved = ids.indexOf(id) % 4 === 0;
+          assert.deepEqual(
+            mine,
+            resolved
+              ? ['tickets.created', 'tickets.triaged', 'tickets.status_changed']
+              : ['tickets.created', 'tickets.triaged'],
+            `events of ticket ${id}`,
+          );
+        }
+      });
+    });
+
+    describe('ApplyTriage and status changes together', () => {
+      it('when status changes that are not allowed arrive together with triage results for the same tickets, then only they fail', async () => {
+        const orgId = newOrg();
+        const ids: number[] = [];
+        for (let i = 0; i < 5; i++)
+          ids.push((await client.createTicket({ orgId, content: `together ${i}` })).ticketId);
+        const results = await Promise.allSettled(
+          ids.flatMap((ticketId) => [
+            client.updateTicketStatus({ orgId, ticketId, status: 'closed' }),
+            client.applyTriage({
+              orgId,
+              ticketId,
+              eventId: `ev-together-${ticketId}`,
+              category: 'bug',
+              priority: 'high',
+              aiSummary: 'together',
+              resolve: false,
+            }),
+          ]),
+        );
+        for (let i = 0; i < ids.length; i++) {
+          const status = results[2 * i]!;
+          assert.equal(status.status, 'rejected');
+          await assertAppError(
+            Promise.reject((status as PromiseRejectedResult).reason),
+            'conflict',
+          );
+          const triage = results[2 * i + 1] as PromiseSettledResult<tickets.ApplyTriageResponse>;
+          assert.ok(triage.status === 'fulfilled' && triage.value.applied);
+          const ticket = (await client.getTicket({ orgId, ticketId: ids[i]! })).ticket!;
+          assert.deepEqual([ticket.status, ticket.category], ['open', 'bug']);
+        }
+      });
+    });
+
     describe('events', () => {
       it('when tickets are created, then each produces exactly one tickets.created event carrying the ticket', async () => {
         const orgId = newOrg();

@@ -15,6 +15,8 @@ import { truncateCodePoints } from './text.js';
 
 export interface TriageDeps extends AnswerDeps {
   tickets: TicketsPort;
+  /** What was worked out for events whose ApplyTriage has not succeeded yet (see TriageMemo). */
+  memo?: TriageMemo;
 }
 
 /** Deliveries during which a down knowledge service or ledger is waited for before labels go out without an answer. */
@@ -61,6 +63,38 @@ export type AnswerOutcome =
   | 'limit_reached' // deflection limit reached: no answer, left open
   | 'unavailable'; // knowledge or ledger down for ANSWER_ATTEMPTS deliveries: labels only
 
+/** What triage works out for one event before ApplyTriage. */
+interface Worked {
+  labels?: LabelResult;
+  answer?: { outcome: AnswerOutcome; aiAnswer: string | undefined };
+}
+
+/**
+ * Labels and answers of events whose ApplyTriage has not succeeded yet, by event id, so a
+ * redelivery after a transient failure does not classify, search or answer again (an LLM call
+ * each). In process only and bounded (the oldest is forgotten first): a redelivery to another
+ * replica, or past the bound, works it out again, which the ledger and tickets absorb by event id.
+ */
+export class TriageMemo {
+  private readonly entries = new Map<string, Worked>();
+
+  constructor(private readonly max = 1_000) {}
+
+  get(eventId: string): Worked {
+    return this.entries.get(eventId) ?? {};
+  }
+
+  set(eventId: string, worked: Worked): void {
+    this.entries.delete(eventId);
+    this.entries.set(eventId, worked);
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  delete(eventId: string): void {
+    this.entries.delete(eventId);
+  }
+}
+
 export interface TriageResult {
   labels: LabelResult;
   answer: AnswerOutcome;
@@ -72,7 +106,8 @@ export interface TriageResult {
  * Triage of one new ticket: labels, an automatic answer through the same path as
  * GenerateAnswer (same ledger, request id = event id, the org's stored policy),
  * then ApplyTriage. Safe to repeat for one event: the ledger counts the event id
- * once and tickets applies it once. Throws when the event should be retried.
+ * once and tickets applies it once; a retry in this process reuses the labels and
+ * answer already worked out (deps.memo). Throws when the event should be retried.
  */
 export async function triageTicket(
   deps: TriageDeps,
@@ -85,60 +120,39 @@ export async function triageTicket(
     eventId: event.id,
   });
   const content = event.data.content;
+  const worked = deps.memo?.get(event.id) ?? {};
   const labels =
-    content.trim() === ''
+    worked.labels ??
+    (content.trim() === ''
       ? {
           category: 'general_question' as const,
           priority: 'low' as const,
           summary: 'Empty ticket.',
           provider: 'none',
         }
-      : await labelTicket(deps, content);
+      : await labelTicket(deps, content));
+  deps.memo?.set(event.id, { ...worked, labels });
+  const { outcome: answer, aiAnswer } =
+    worked.answer ?? (await answerTicket(deps, event, content, attempt, log));
+  deps.memo?.set(event.id, { labels, answer: { outcome: answer, aiAnswer } });
 
-  let answer: AnswerOutcome = 'low_confidence';
-  let aiAnswer: string | undefined;
-  if (content.trim() !== '') {
-    try {
-      const question = truncateCodePoints(content, QUESTION_MAX);
-      // Searched before a deflection slot is reserved: when nothing relevant is found no answer
-      // can be written, so the ticket goes out unanswered without two ledger transactions.
-      const hits = await searchKnowledge(deps, event.org_id, question, undefined);
-      const result = anyRelevant(hits, question)
-        ? await generateAnswer(deps, {
-            orgId: event.org_id,
-            question,
-            policy: await resolvePolicy(deps.policies, event.org_id, undefined),
-            requestId: event.id,
-            hits,
-          })
-        : undefined;
-      if (result?.highConfidence) {
-        answer = 'resolved';
-        aiAnswer = truncateCodePoints(result.answer, AI_ANSWER_MAX);
-      }
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'deflection_limit_reached') {
-        answer = 'limit_reached';
-        log.info('deflection limit reached: ticket left open for people');
-      } else if (attempt < ANSWER_ATTEMPTS && isTransient(err)) {
-        throw err;
-      } else {
-        answer = 'unavailable';
-        log.warn({ err: describe(err), attempt }, 'automatic answer failed; applying labels only');
-      }
-    }
+  let applied: boolean;
+  try {
+    ({ applied } = await deps.tickets.applyTriage({
+      orgId: event.org_id,
+      ticketId: event.ticket_id,
+      eventId: event.id,
+      category: labels.category,
+      priority: labels.priority,
+      aiSummary: labels.summary,
+      aiAnswer,
+      resolve: answer === 'resolved',
+    }));
+  } catch (err) {
+    if (!isTransient(err)) deps.memo?.delete(event.id); // dropped: never retried
+    throw err;
   }
-
-  const { applied } = await deps.tickets.applyTriage({
-    orgId: event.org_id,
-    ticketId: event.ticket_id,
-    eventId: event.id,
-    category: labels.category,
-    priority: labels.priority,
-    aiSummary: labels.summary,
-    aiAnswer,
-    resolve: answer === 'resolved',
-  });
+  deps.memo?.delete(event.id);
   log.info(
     {
       category: labels.category,
@@ -150,6 +164,46 @@ export async function triageTicket(
     'ticket triaged',
   );
   return { labels, answer, applied };
+}
+
+/**
+ * The automatic answer through the same path as GenerateAnswer; throws when the event should
+ * be retried (knowledge or the ledger down, for the first ANSWER_ATTEMPTS deliveries).
+ */
+async function answerTicket(
+  deps: TriageDeps,
+  event: TicketCreatedEvent,
+  content: string,
+  attempt: number,
+  log: TriageDeps['logger'],
+): Promise<{ outcome: AnswerOutcome; aiAnswer: string | undefined }> {
+  if (content.trim() === '') return { outcome: 'low_confidence', aiAnswer: undefined };
+  try {
+    const question = truncateCodePoints(content, QUESTION_MAX);
+    // Searched before a deflection slot is reserved: when nothing relevant is found no answer
+    // can be written, so the ticket goes out unanswered without two ledger transactions.
+    const hits = await searchKnowledge(deps, event.org_id, question, undefined);
+    const result = anyRelevant(hits, question)
+      ? await generateAnswer(deps, {
+          orgId: event.org_id,
+          question,
+          policy: await resolvePolicy(deps.policies, event.org_id, undefined),
+          requestId: event.id,
+          hits,
+        })
+      : undefined;
+    return result?.highConfidence
+      ? { outcome: 'resolved', aiAnswer: truncateCodePoints(result.answer, AI_ANSWER_MAX) }
+      : { outcome: 'low_confidence', aiAnswer: undefined };
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'deflection_limit_reached') {
+      log.info('deflection limit reached: ticket left open for people');
+      return { outcome: 'limit_reached', aiAnswer: undefined };
+    }
+    if (attempt < ANSWER_ATTEMPTS && isTransient(err)) throw err;
+    log.warn({ err: describe(err), attempt }, 'automatic answer failed; applying labels only');
+    return { outcome: 'unavailable', aiAnswer: undefined };
+  }
 }
 
 /** Errors worth waiting for: a backing service down, or a bug that may be a one-off. */

@@ -40,6 +40,11 @@ export interface AggregateStore {
    * one transaction; an id seen before changes nothing ('duplicate').
    */
   applyEvent(event: TicketEvent): Promise<ApplyOutcome>;
+  /**
+   * The same for several events in one transaction, folded in order (a ticket's events in one
+   * batch one after the other); one outcome per event, a repeated id 'duplicate'.
+   */
+  applyEvents(events: TicketEvent[]): Promise<ApplyOutcome[]>;
   /** Backfill from the tickets table: stores a ticket's state, counting it if it was not counted yet. */
   applySnapshot(ticket: TicketAggregate): Promise<boolean>;
   /** Backfill: drops tickets and week counts; processed event ids too when the whole stream is replayed. */

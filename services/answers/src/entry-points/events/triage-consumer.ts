@@ -1,9 +1,10 @@
 import { AppError, type Logger } from '@support-agent/shared';
-import type {
-  DeliveryHandler,
-  Disposition,
-  TicketEventDelivery,
-  TicketEventSource,
+import {
+  eachOf,
+  type DeliveryHandler,
+  type Disposition,
+  type TicketEventDelivery,
+  type TicketEventSource,
 } from '@support-agent/events';
 import { describe } from '../../domain/generate-answer.js';
 import { triageTicket, type TriageDeps } from '../../domain/triage.js';
@@ -67,8 +68,9 @@ export class TriageConsumer {
     private readonly logger: Logger,
   ) {}
 
+  /** Triages the events waiting in batches: each event on its own, all of a batch at once. */
   start(): void {
-    this.source.start(createTriageHandler(this.deps, this.logger), () =>
+    this.source.startBatches(eachOf(createTriageHandler(this.deps, this.logger)), () =>
       answersMetrics.triageEvents.inc({ outcome: 'dropped' }),
     );
   }

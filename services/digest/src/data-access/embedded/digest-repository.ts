@@ -105,6 +105,12 @@ export class EmbeddedDigestRepository implements DigestRepository {
     return 'applied';
   }
 
+  async applyEvents(events: TicketEvent[]): Promise<ApplyOutcome[]> {
+    const outcomes: ApplyOutcome[] = [];
+    for (const event of events) outcomes.push(await this.applyEvent(event));
+    return outcomes;
+  }
+
   async applySnapshot(ticket: TicketAggregate): Promise<boolean> {
     const current = this.tickets.get(key(ticket.orgId, ticket.ticketId));
     const counted =

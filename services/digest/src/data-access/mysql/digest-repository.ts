@@ -1,12 +1,6 @@
-import {
-  isDuplicateKeyError,
-  openMysql,
-  redactUrl,
-  type Logger,
-  type Pool,
-} from '@support-agent/shared';
+import { openMysql, redactUrl, type Logger, type Pool } from '@support-agent/shared';
 import type { PoolConnection, RowDataPacket } from 'mysql2/promise';
-import { applyTicketEvent, type TicketAggregate } from '../../domain/aggregate.js';
+import type { TicketAggregate } from '../../domain/aggregate.js';
 import type { TicketEvent } from '../../domain/events.js';
 import { parseSummary } from '../../domain/digest-summary.js';
 import type {
@@ -17,6 +11,7 @@ import type {
   WeekCount,
   WeekTicket,
 } from '../../domain/ports.js';
+import { applyEvents, TICKET_COLUMNS, ticketRow, toAggregate } from './apply-events.js';
 import { SCHEMA } from './migrations.js';
 import { MysqlScheduleStore } from './schedule-store.js';
 import { guarded, inTransaction } from './transactions.js';
@@ -29,14 +24,11 @@ export interface MysqlRepositoryOptions {
 
 const DIGEST_COLUMNS = 'org_id, week_start, week_end, ticket_count, content, generated_at, summary';
 
-const TICKET_COLUMNS =
-  'org_id, ticket_id, week_start, created_at, content, category, status, status_at, triaged_at, answered, ai_summary, ai_answer';
-
 /**
- * Aggregates, digests and the schedule's lease/run records in MySQL. Each event
- * is applied in one transaction that first inserts its id into
- * `digest_processed_events`: a redelivered or replayed event hits the primary
- * key and changes nothing, so counts never double.
+ * Aggregates, digests and the schedule's lease/run records in MySQL. Events are
+ * applied in batches (apply-events.ts), each in one transaction that records every
+ * event id in `digest_processed_events`: a redelivered or replayed event is found
+ * there and changes nothing, so counts never double.
  */
 export class MysqlDigestRepository implements DigestRepository {
   private readonly schedule: MysqlScheduleStore;
@@ -54,35 +46,21 @@ export class MysqlDigestRepository implements DigestRepository {
       schema: SCHEMA,
       poolSize: options.poolSize ?? 10,
       connectTimeoutMs: options.waitMs,
-      // DATE columns are ISO week names here: keep them as 'YYYY-MM-DD' strings.
-      pool: { dateStrings: ['DATE'] },
+      // DATE columns are ISO week names here: keep them as 'YYYY-MM-DD' strings. Multiple
+      // statements for applyEvents' two round trips; every statement here is built from
+      // constants and placeholders (values are escaped by the driver), never from input.
+      pool: { dateStrings: ['DATE'], multipleStatements: true },
     });
     logger.info({ mysql: redactUrl(url) }, 'digest store: MySQL');
     return new MysqlDigestRepository(pool);
   }
 
-  applyEvent(event: TicketEvent): Promise<ApplyOutcome> {
-    return inTransaction(
-      this.pool,
-      async (conn) => {
-        try {
-          await conn.query(
-            'INSERT INTO digest_processed_events (event_id, processed_at) VALUES (?, NOW(3))',
-            [event.id],
-          );
-        } catch (err) {
-          if (isDuplicateKeyError(err)) return 'duplicate';
-          throw err;
-        }
-        const current = await this.lockTicket(conn, event.org_id, event.ticket_id);
-        const { next, countedWeek } = applyTicketEvent(current, event);
-        await this.writeTicket(conn, next, current !== undefined);
-        if (countedWeek) await this.countTicket(conn, next.orgId, countedWeek);
-        return 'applied';
-      },
-      // A concurrent first insert of the same ticket row: run again, it now exists.
-      { retryDuplicates: true },
-    );
+  async applyEvent(event: TicketEvent): Promise<ApplyOutcome> {
+    return (await applyEvents(this.pool, [event]))[0]!;
+  }
+
+  applyEvents(events: TicketEvent[]): Promise<ApplyOutcome[]> {
+    return applyEvents(this.pool, events);
   }
 
   applySnapshot(ticket: TicketAggregate): Promise<boolean> {
@@ -243,22 +221,7 @@ export class MysqlDigestRepository implements DigestRepository {
       `SELECT ${TICKET_COLUMNS} FROM digest_tickets WHERE org_id = ? AND ticket_id = ? FOR UPDATE`,
       [orgId, ticketId],
     );
-    const r = rows[0];
-    if (!r) return undefined;
-    return {
-      orgId: String(r.org_id),
-      ticketId: Number(r.ticket_id),
-      weekStart: (r.week_start as string | null) ?? null,
-      createdAt: (r.created_at as Date | null) ?? null,
-      content: (r.content as string | null) ?? null,
-      category: (r.category as string | null) ?? null,
-      status: (r.status as string | null) ?? null,
-      statusAt: (r.status_at as Date | null) ?? null,
-      triagedAt: (r.triaged_at as Date | null) ?? null,
-      answered: Number(r.answered) === 1,
-      aiSummary: (r.ai_summary as string | null) ?? null,
-      aiAnswer: (r.ai_answer as string | null) ?? null,
-    };
+    return rows[0] ? toAggregate(rows[0]) : undefined;
   }
 
   private async writeTicket(
@@ -266,18 +229,7 @@ export class MysqlDigestRepository implements DigestRepository {
     t: TicketAggregate,
     exists: boolean,
   ): Promise<void> {
-    const values = [
-      t.weekStart,
-      t.createdAt,
-      t.content,
-      t.category,
-      t.status,
-      t.statusAt,
-      t.triagedAt,
-      t.answered ? 1 : 0,
-      t.aiSummary,
-      t.aiAnswer,
-    ];
+    const values = ticketRow(t).slice(2); // all but the key
     if (exists) {
       await conn.query(
         `UPDATE digest_tickets

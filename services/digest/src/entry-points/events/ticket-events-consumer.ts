@@ -1,5 +1,5 @@
 import type { Logger } from '@support-agent/shared';
-import type { DeliveryHandler, TicketEventSource } from '@support-agent/events';
+import type { BatchDeliveryHandler, TicketEventSource } from '@support-agent/events';
 import type { AggregateStore } from '../../domain/ports.js';
 import type { DigestMetrics } from '../metrics.js';
 
@@ -7,37 +7,49 @@ const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 30_000;
 
 /**
- * Handles one delivery of a valid ticket event (the consumer terminates invalid ones and
- * skips unknown types): it is applied to the aggregates (exactly once per event id, by the
- * store), and a failure (database down) retried with back-off: an event is acknowledged only
- * once it is applied.
+ * Handles a batch of valid ticket events (the consumer terminates invalid ones and skips
+ * unknown types): they are applied to the aggregates in one transaction (exactly once per
+ * event id, by the store), and a failure (database down) retries the batch's events with
+ * back-off: an event is acknowledged only once it is applied.
  */
 export function createAggregateHandler(
   store: AggregateStore,
   metrics: DigestMetrics,
   logger: Logger,
-): DeliveryHandler {
-  return async ({ event, attempt }) => {
-    if (attempt > 1) metrics.inc('digest_events_redelivered_total');
+): BatchDeliveryHandler {
+  return async (deliveries) => {
+    for (const d of deliveries) if (d.attempt > 1) metrics.inc('digest_events_redelivered_total');
     try {
-      const outcome = await store.applyEvent(event);
-      if (outcome === 'applied') metrics.inc('digest_events_processed_total');
-      else {
-        metrics.inc('digest_events_duplicate_total');
-        logger.debug(
-          { eventId: event.id, type: event.type },
-          'ticket event applied before; skipped',
-        );
-      }
-      return { kind: 'ack' };
-    } catch (err) {
-      metrics.inc('digest_events_failed_total');
-      const delayMs = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(10, attempt - 1));
-      logger.warn(
-        { err: (err as Error).message, eventId: event.id, attempt, retryInMs: delayMs },
-        'applying a ticket event failed; will retry',
+      // One transaction for the batch: traced as the first event's work.
+      const outcomes = await deliveries[0]!.traced(() =>
+        store.applyEvents(deliveries.map((d) => d.event)),
       );
-      return { kind: 'retry', delayMs };
+      outcomes.forEach((outcome, i) => {
+        if (outcome === 'applied') metrics.inc('digest_events_processed_total');
+        else {
+          metrics.inc('digest_events_duplicate_total');
+          const { event } = deliveries[i]!;
+          logger.debug(
+            { eventId: event.id, type: event.type },
+            'ticket event applied before; skipped',
+          );
+        }
+      });
+      return deliveries.map(() => ({ kind: 'ack' }));
+    } catch (err) {
+      const attempt = Math.max(...deliveries.map((d) => d.attempt));
+      const delayMs = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(10, attempt - 1));
+      metrics.inc('digest_events_failed_total', {}, deliveries.length);
+      logger.warn(
+        {
+          err: (err as Error).message,
+          eventIds: deliveries.map((d) => d.event.id),
+          attempt,
+          retryInMs: delayMs,
+        },
+        'applying ticket events failed; will retry',
+      );
+      return deliveries.map(() => ({ kind: 'retry', delayMs }));
     }
   };
 }
@@ -54,7 +66,7 @@ export class TicketEventsConsumer {
   ) {}
 
   start(): void {
-    this.source.start(createAggregateHandler(this.store, this.metrics, this.logger), () =>
+    this.source.startBatches(createAggregateHandler(this.store, this.metrics, this.logger), () =>
       this.metrics.inc('digest_events_dropped_total'),
     );
   }

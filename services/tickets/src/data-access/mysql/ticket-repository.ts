@@ -27,6 +27,7 @@ import type {
   TicketPriority,
   TicketStatus,
 } from '../../domain/ticket.js';
+import { UpdateBatcher, updateInOneTransaction } from './batched-updates.js';
 import { SCHEMA } from './migrations.js';
 
 const TICKET_COLUMNS =
@@ -71,6 +72,13 @@ interface OutboxRow extends RowDataPacket {
 /** Tickets in MySQL 8 / MariaDB: the production store. */
 export class MysqlTicketRepository implements TicketRepository {
   private secret: Buffer | undefined;
+  private readonly updates = new UpdateBatcher((requests) =>
+    this.transaction(
+      (conn) =>
+        updateInOneTransaction(conn, requests, TICKET_COLUMNS, (row) => toTicket(row as TicketRow)),
+      { inOneQuery: true, retryDuplicates: true },
+    ),
+  );
 
   private constructor(
     private readonly pool: Pool,
@@ -87,8 +95,8 @@ export class MysqlTicketRepository implements TicketRepository {
       schema: SCHEMA,
       poolSize: options.poolSize,
       connectTimeoutMs: options.connectTimeoutMs,
-      // For insert()'s one-round-trip transaction. Every statement here is built from
-      // constants and placeholders (values are escaped by the driver), never from input.
+      // For insert()'s one-round-trip transaction and update()'s two. Every statement here is
+      // built from constants and placeholders (values are escaped by the driver), never from input.
       pool: { multipleStatements: true },
     });
     try {
@@ -211,50 +219,14 @@ export class MysqlTicketRepository implements TicketRepository {
     return rows.map(toTicket);
   }
 
-  async update(
+  /** Goes into a shared transaction with the updates arriving meanwhile (batched-updates.ts). */
+  update(
     orgId: string,
     ticketId: number,
     decide: (current: Ticket) => TicketChange | null,
     options: { onceKey?: string } = {},
   ): Promise<UpdateOutcome> {
-    return this.transaction(async (conn): Promise<UpdateOutcome> => {
-      const [rows] = await conn.query<TicketRow[]>(
-        `SELECT ${TICKET_COLUMNS} FROM tickets WHERE id = ? AND org_id = ? FOR UPDATE`,
-        [ticketId, orgId],
-      );
-      const row = rows[0];
-      if (!row) return { kind: 'not_found' };
-      const current = toTicket(row);
-      if (options.onceKey !== undefined) {
-        try {
-          await conn.query(
-            'INSERT INTO tickets_triage_applied (event_id, ticket_id, applied_at) VALUES (?, ?, ?)',
-            [options.onceKey, ticketId, new Date()],
-          );
-        } catch (err) {
-          if (isDuplicateKeyError(err)) return { kind: 'already_applied', ticket: current };
-          throw err;
-        }
-      }
-      const change = decide(current);
-      if (!change) return { kind: 'unchanged', ticket: current };
-      const next = change.next;
-      await conn.query(
-        `UPDATE tickets SET status = ?, priority = ?, category = ?, ai_summary = ?, ai_answer = ?, updated_at = ?
-         WHERE id = ?`,
-        [
-          next.status,
-          next.priority,
-          next.category,
-          next.aiSummary,
-          next.aiAnswer,
-          next.updatedAt,
-          ticketId,
-        ],
-      );
-      await insertEvents(conn, change.events, next.updatedAt);
-      return { kind: 'updated', ticket: next };
-    });
+    return this.updates.submit({ orgId, ticketId, decide, onceKey: options.onceKey });
   }
 
   async cursorSecret(): Promise<Buffer> {
@@ -279,16 +251,23 @@ export class MysqlTicketRepository implements TicketRepository {
     limit: number,
     publish: (messages: OutboxMessage[]) => Promise<PublishReport>,
   ): Promise<RelayBatchResult> {
-    // READ COMMITTED: the locking read takes no gap locks, so ticket inserts (which add
-    // outbox rows) never wait behind a relay that is waiting for the broker.
+    // Two round trips: the claim (starting the transaction) and, after the broker's answer, the
+    // mark and COMMIT. READ COMMITTED: the locking read takes no gap locks, so ticket inserts
+    // (which add outbox rows) never wait behind a relay that is waiting for the broker.
     return this.transaction(
       async (conn): Promise<RelayBatchResult> => {
-        const [rows] = await conn.query<OutboxRow[]>(
-          `SELECT id, event_id, subject, payload, traceparent FROM tickets_outbox
+        const [claimed] = await conn.query<RowDataPacket[][]>(
+          `SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+           START TRANSACTION;
+           SELECT id, event_id, subject, payload, traceparent FROM tickets_outbox
            WHERE published_at IS NULL ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
           [limit],
         );
-        if (rows.length === 0) return { claimed: 0, published: 0 };
+        const rows = claimed[2] as OutboxRow[];
+        if (rows.length === 0) {
+          await conn.query('COMMIT');
+          return { claimed: 0, published: 0 };
+        }
         const report = await publish(
           rows.map((r) => ({
             eventId: r.event_id,
@@ -300,10 +279,12 @@ export class MysqlTicketRepository implements TicketRepository {
         const done = new Set(report.published);
         const ids = rows.filter((r) => done.has(r.event_id)).map((r) => r.id);
         if (ids.length > 0) {
-          await conn.query('UPDATE tickets_outbox SET published_at = ? WHERE id IN (?)', [
+          await conn.query('UPDATE tickets_outbox SET published_at = ? WHERE id IN (?); COMMIT', [
             new Date(),
             ids,
           ]);
+        } else {
+          await conn.query('COMMIT');
         }
         return {
           claimed: rows.length,
@@ -311,7 +292,7 @@ export class MysqlTicketRepository implements TicketRepository {
           ...(report.error === undefined ? {} : { error: report.error }),
         };
       },
-      { isolation: 'READ COMMITTED', retry: false },
+      { inOneQuery: true, retry: false },
     );
   }
 
@@ -362,7 +343,9 @@ export class MysqlTicketRepository implements TicketRepository {
   /** Runs `fn` in a transaction, again after a deadlock unless told not to (side effects). */
   private transaction<T>(
     fn: (conn: PoolConnection) => Promise<T>,
-    options: Pick<TransactionOptions, 'isolation' | 'inOneQuery'> & { retry?: boolean } = {},
+    options: Pick<TransactionOptions, 'isolation' | 'inOneQuery' | 'retryDuplicates'> & {
+      retry?: boolean;
+    } = {},
   ): Promise<T> {
     return withTransaction(this.pool, fn, {
       ...options,
@@ -372,16 +355,6 @@ export class MysqlTicketRepository implements TicketRepository {
         this.logger.warn({ code, attempt }, 'transaction conflict; retrying'),
     });
   }
-}
-
-async function insertEvents(conn: PoolConnection, events: TicketEvent[], at: Date): Promise<void> {
-  if (events.length === 0) return;
-  const rows = events.map((e): StatementParam[] => {
-    const m = toOutboxMessage(e);
-    return [m.eventId, m.subject, m.payload, at, m.traceparent ?? null];
-  });
-  // A prepared statement per row count (one event per write in practice).
-  await conn.execute(outboxInsert(rows.length, '(?, ?, ?, ?, ?)'), rows.flat());
 }
 
 /** The outbox INSERT of `rows` rows, each written as `row` (its five columns' values). */
