@@ -12,7 +12,8 @@ import type { KbHit } from '../src/domain/ports.js';
 import { priorityFor } from '../src/domain/priority-rules.js';
 import { oneSentence, summarize } from '../src/domain/summary.js';
 import { handFeatures } from '../src/domain/triage-features.js';
-import { loadTriageModel } from '../src/domain/triage-model.js';
+import { loadTriageModel, loadWordVectors } from '../src/domain/triage-model.js';
+import { decodeWordVectors, meanVector } from '../src/domain/word-vectors.js';
 import { codePointLength, termSet } from '../src/domain/text.js';
 
 const model = loadTriageModel();
@@ -77,7 +78,7 @@ describe('classifier', () => {
     const text =
       'Crash when saving\n\nThe editor crashes every time I save a file larger than 2 MB.\n\n```\nTypeError: x is undefined\n```';
     const scores = [...model.bias];
-    for (const [name, value] of featurize(text, model.features)) {
+    for (const [name, value] of featurize(text, model.features, model.wordVectors)) {
       const w = model.weights[name];
       if (w) w.forEach((x, k) => (scores[k]! += value * x));
     }
@@ -102,8 +103,9 @@ describe('classifier', () => {
 
   test('when a text is huge, then featurizing it stays bounded and fast', () => {
     const started = Date.now();
-    const v = featurize('word '.repeat(200_000), model.features);
-    assert.ok(v.size < 100, `size ${v.size}`);
+    const v = featurize('word '.repeat(200_000), model.features, model.wordVectors);
+    const sparse = [...v.keys()].filter((name) => !name.startsWith('e:'));
+    assert.ok(sparse.length < 100, `size ${sparse.length}`);
     assert.ok(Date.now() - started < 1_000);
   });
 
@@ -131,8 +133,55 @@ describe('classifier', () => {
     assert.throws(() =>
       checkModel({ version: 2, classes: ['bug'], features, bias: [0], weights: { 'c:3': [1] } }),
     );
+    assert.throws(() =>
+      checkModel({ version: 2, classes: ['bug'], features, bias: [0], weights: { 'e:t0': [1] } }),
+    );
+    assert.throws(() =>
+      checkModel({
+        version: 2,
+        classes: ['bug'],
+        features: { ...features, vectors: { scale: -1, words: 10 } },
+        bias: [0],
+        weights: {},
+      }),
+    );
     assert.doesNotThrow(() =>
       checkModel({ version: 2, classes: ['bug'], features, bias: [0], weights: { x: [1] } }),
+    );
+  });
+
+  test('when a model reads word vectors but none are attached, then classifying fails clearly', () => {
+    const { wordVectors: _, ...bare } = model;
+    assert.ok(bare.features.vectors, 'the shipped model reads word vectors');
+    assert.throws(() => classify(bare, 'The app crashes on start.'), /word vectors/);
+  });
+});
+
+describe('word vectors', () => {
+  const vectors = loadWordVectors();
+
+  test('when the shipped table is decoded, then it has the words the model was trained with', () => {
+    assert.equal(vectors.index.size, model.features.vectors?.words);
+    assert.equal(vectors.dims, 100);
+  });
+
+  test('when words are related, then their mean vectors are closer than unrelated ones', () => {
+    const cos = (a: Float64Array, b: Float64Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+    const crash = meanVector(vectors, ['crash'])!;
+    const failure = meanVector(vectors, ['failure'])!;
+    const recipe = meanVector(vectors, ['recipe'])!;
+    assert.ok(cos(crash, failure) > cos(crash, recipe) + 0.1);
+    assert.ok(Math.abs(cos(crash, crash) - 1) < 1e-9, 'unit length');
+  });
+
+  test('when no word is known, then there is no mean vector', () => {
+    assert.equal(meanVector(vectors, ['zzqxj', 'qqwwz']), undefined);
+  });
+
+  test('when the table is malformed, then decoding refuses it', () => {
+    assert.throws(() => decodeWordVectors({ version: 2 }));
+    assert.throws(() =>
+      decodeWordVectors({ version: 1, dims: 2, words: 'a b', scales: '', vectors: '' }),
     );
   });
 });

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { featurize, type FeatureConfig, type FeatureVector } from '../src/domain/classifier.js';
 import { CATEGORIES, type Category } from '../src/domain/ports.js';
+import type { WordVectors } from '../src/domain/word-vectors.js';
 import { toSparse, type SparseData } from './fit.js';
 import { generateExamples } from './generator/index.js';
 
@@ -13,7 +14,7 @@ export interface Example {
   source: string;
 }
 
-/** The hand-written examples (training/examples.jsonl), `{text, label}` per line. */
+/** Hand-written examples (training/examples.jsonl, training/issues.jsonl), `{text, label}` per line. */
 export function readHandWritten(path: string): Example[] {
   return readFileSync(path, 'utf8')
     .split('\n')
@@ -70,8 +71,12 @@ export function vocabulary(
     .sort();
 }
 
-export function featurizeAll(examples: Example[], config: FeatureConfig): FeatureVector[] {
-  return examples.map((e) => featurize(e.text, config));
+export function featurizeAll(
+  examples: Example[],
+  config: FeatureConfig,
+  vectors?: WordVectors,
+): FeatureVector[] {
+  return examples.map((e) => featurize(e.text, config, vectors));
 }
 
 /** Sparse rows over `features`; features outside it are dropped. */
@@ -79,6 +84,7 @@ export function toData(
   vectors: FeatureVector[],
   labels: Category[],
   features: string[],
+  rowWeight?: number[],
 ): SparseData {
   const index = new Map(features.map((f, i) => [f, i]));
   const rows = vectors.map((v) => {
@@ -92,5 +98,6 @@ export function toData(
   return toSparse(
     rows,
     labels.map((l) => CATEGORIES.indexOf(l)),
+    rowWeight,
   );
 }

@@ -1,13 +1,14 @@
 // Cross-validation of the triage classifier on the project's own examples only.
-import { classify, type FeatureVector } from '../src/domain/classifier.js';
+import { readFileSync } from 'node:fs';
+import { classify, type FeatureVector, type TriageModel } from '../src/domain/classifier.js';
 import type { Category } from '../src/domain/ports.js';
 import type { Example } from './dataset.js';
 import { trainModel, type TrainOptions } from './model.js';
-import { fold, FOLDED, scoreFolded, type FoldedScores } from './scores.js';
+import { fold, FOLDED, scoreFolded, type Folded, type FoldedScores } from './scores.js';
 
 export interface Scores extends FoldedScores {
-  /** Exact five-category accuracy. */
-  accuracy5: number;
+  /** Exact five-category accuracy (absent when the labels are the three classes only). */
+  accuracy5?: number;
   n: number;
 }
 
@@ -25,7 +26,9 @@ export function formatScores(name: string, s: Scores): string {
   const f1 = (c: (typeof FOLDED)[number]) => f(s.perClass[c].f1);
   return (
     `${name}: macro-F1 ${f(s.macroF1)} (bug ${f1('bug')}, feature ${f1('feature')}, ` +
-    `question ${f1('question')}), 5-category accuracy ${f(s.accuracy5)}, n ${s.n}; ` +
+    `question ${f1('question')}), ` +
+    (s.accuracy5 === undefined ? '' : `5-category accuracy ${f(s.accuracy5)}, `) +
+    `n ${s.n}; ` +
     `confusion bug/feature/question ${rows.join(' ')}`
   );
 }
@@ -81,4 +84,28 @@ export function crossValidate(
     predicted.push(...predict(train, test, examples, vectors, o));
   }
   return { generatedToHand, grouped: score(gold, predicted) };
+}
+
+/**
+ * Scores a model on labelled issues, `{title, body, label: bug|feature|question, repo?}` per
+ * line (training/dev/issues.jsonl), overall and per `repo` (the dev set's subsets).
+ */
+export function devScores(model: TriageModel, file: string): Array<[string, Scores]> {
+  const rows = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { title?: string; body?: string; label: Folded; repo?: string });
+  const predicted = rows.map((r) =>
+    fold(classify(model, `${r.title ?? ''}\n\n${r.body ?? ''}`).category),
+  );
+  const subsets = ['all', ...new Set(rows.flatMap((r) => (r.repo ? [r.repo] : [])))];
+  return subsets.map((subset) => {
+    const idx = rows.flatMap((r, i) => (subset === 'all' || r.repo === subset ? [i] : []));
+    const gold = idx.map((i) => rows[i]!.label);
+    const s = scoreFolded(
+      gold,
+      idx.map((i) => predicted[i]!),
+    );
+    return [subset, { ...s, n: idx.length }];
+  });
 }

@@ -1,6 +1,7 @@
 // Fits a TriageModel on featurized examples.
 import type { FeatureConfig, FeatureVector, TriageModel } from '../src/domain/classifier.js';
 import { CATEGORIES, type Category } from '../src/domain/ports.js';
+import type { WordVectors } from '../src/domain/word-vectors.js';
 import { type Example, toData, vocabulary, type VocabularyOptions } from './dataset.js';
 import { fitSoftmax } from './fit.js';
 
@@ -15,6 +16,13 @@ export interface TrainOptions extends VocabularyOptions {
   l2ByFamily: Record<string, number>;
   epochs: number;
   learningRate: number;
+  /**
+   * Loss weight of a hand-written example relative to a generated one (1 when absent):
+   * written by people in their own words, they are closer to real tickets than any template.
+   */
+  handWeight?: number;
+  /** The word-vector table, when o.features reads vectors; attached to the trained model. */
+  wordVectors?: WordVectors;
 }
 
 /**
@@ -46,6 +54,7 @@ export function trainModel(
     vectors,
     examples.map((e) => e.label),
     features,
+    examples.map((e) => (e.source === 'hand' ? (o.handWeight ?? 1) : 1)),
   );
   const K = CATEGORIES.length;
   const { w, b } = fitSoftmax(data, {
@@ -69,5 +78,6 @@ export function trainModel(
     features: o.features,
     bias: Array.from(b, round),
     weights,
+    ...(o.wordVectors ? { wordVectors: o.wordVectors } : {}),
   };
 }

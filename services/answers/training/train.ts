@@ -4,23 +4,30 @@
 //   npm run train:triage -- --cv 4            also print cross-validated figures (own data only)
 //   npm run train:triage -- --cv 4 --dry-run  figures only, the shipped model untouched
 //   npm run train:triage -- --dump FILE       also write the generated tickets as JSON Lines
+//   npm run train:triage -- --dev FILE        also score the model on {title, body, label} issues
+//                                             (training/dev/issues.jsonl: the settings' dev set)
 //
 // Training data, all written for this project (never evaluation data): the hand-written
-// tickets of training/examples.jsonl plus tickets generated from the templates and word
-// lists of training/generator/ (seeded: the same options give the same model).
+// tickets of training/examples.jsonl and the hand-written GitHub-style issues of
+// training/issues.jsonl, plus tickets generated from the templates and word lists of
+// training/generator/ (seeded: the same options give the same model). The word vectors come
+// from src/domain/triage-word-vectors.json (npm run vectors:triage).
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import prettier from 'prettier';
+import { loadWordVectors } from '../src/domain/triage-model.js';
 import { featurizeAll, generated, readHandWritten } from './dataset.js';
-import { crossValidate, formatScores } from './evaluate.js';
+import { crossValidate, devScores, formatScores } from './evaluate.js';
 import { trainModel, type TrainOptions } from './model.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 interface Options extends TrainOptions {
-  examples: string;
+  /** Hand-written example files, `{text, label}` per line. */
+  examples: string[];
+  dev?: string;
   out: string;
   generated: number;
   seed: number;
@@ -31,11 +38,16 @@ interface Options extends TrainOptions {
 
 /** The shipped model's settings, chosen by the cross-validation (docs/answer-quality.md, "Triage"). */
 const DEFAULTS: Options = {
-  examples: join(here, 'examples.jsonl'),
+  examples: [join(here, 'examples.jsonl'), join(here, 'issues.jsonl')],
   out: join(here, '../src/domain/triage-model.json'),
   generated: 12000,
   seed: 1,
-  features: { leadWords: 30, chars: { min: 3, max: 5, buckets: 1 << 16 } },
+  features: {
+    leadWords: 30,
+    chars: { min: 3, max: 5, buckets: 1 << 16 },
+    vectors: { scale: 1, words: 0 },
+  },
+  handWeight: 10,
   minDf: 2,
   minSources: 3,
   l2: 0.002,
@@ -57,6 +69,8 @@ const NUMBER_OPTIONS = [
   'min-sources',
   'lead',
   'buckets',
+  'hand-weight',
+  'vectors',
 ] as const;
 
 function parseOptions(argv: string[]): Options {
@@ -64,7 +78,9 @@ function parseOptions(argv: string[]): Options {
     args: argv,
     strict: true,
     options: {
+      // comma-separated
       examples: { type: 'string' },
+      dev: { type: 'string' },
       out: { type: 'string' },
       dump: { type: 'string' },
       'dry-run': { type: 'boolean' },
@@ -81,6 +97,8 @@ function parseOptions(argv: string[]): Options {
     return n;
   };
   const buckets = num('buckets', DEFAULTS.features.chars?.buckets ?? 0);
+  const vectorScale = num('vectors', DEFAULTS.features.vectors?.scale ?? 0);
+  const examples = values.examples as string | undefined;
   const family = (values['l2-family'] as string | undefined)?.split(',').map((kv) => {
     const [k, v] = kv.split('=');
     const n = Number(v);
@@ -90,7 +108,9 @@ function parseOptions(argv: string[]): Options {
   });
   return {
     ...DEFAULTS,
-    examples: (values.examples as string | undefined) ?? DEFAULTS.examples,
+    examples: examples ? examples.split(',') : DEFAULTS.examples,
+    dev: values.dev as string | undefined,
+    handWeight: num('hand-weight', DEFAULTS.handWeight ?? 1),
     out: (values.out as string | undefined) ?? DEFAULTS.out,
     dump: values.dump as string | undefined,
     dryRun: values['dry-run'] === true,
@@ -106,12 +126,17 @@ function parseOptions(argv: string[]): Options {
     features: {
       leadWords: num('lead', DEFAULTS.features.leadWords),
       chars: buckets > 0 ? { min: 3, max: 5, buckets } : null,
+      vectors: vectorScale > 0 ? { scale: vectorScale, words: 0 } : null,
     },
   };
 }
 
 const o = parseOptions(process.argv.slice(2));
-const hand = readHandWritten(o.examples);
+if (o.features.vectors) {
+  o.wordVectors = loadWordVectors();
+  o.features.vectors.words = o.wordVectors.index.size;
+}
+const hand = o.examples.flatMap((file) => readHandWritten(file));
 const gen = generated(o.generated, o.seed);
 const examples = [...hand, ...gen];
 console.log(`${hand.length} hand-written examples + ${gen.length} generated (seed ${o.seed})`);
@@ -119,7 +144,7 @@ if (o.dump) {
   writeFileSync(o.dump, gen.map((e) => JSON.stringify(e)).join('\n') + '\n');
   console.log(`wrote the generated examples to ${o.dump}`);
 }
-const vectors = featurizeAll(examples, o.features);
+const vectors = featurizeAll(examples, o.features, o.wordVectors);
 
 if (o.cv > 1) {
   const started = Date.now();
@@ -129,8 +154,14 @@ if (o.cv > 1) {
   console.log(`cross-validation took ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-if (!o.dryRun) {
-  const model = trainModel(examples, vectors, o, (line) => process.stderr.write(`${line}\n`));
+if (!o.dryRun || o.dev) {
+  const { wordVectors: _, ...model } = trainModel(examples, vectors, o, (line) =>
+    process.stderr.write(`${line}\n`),
+  );
+  if (o.dev) {
+    for (const [subset, s] of devScores({ ...model, wordVectors: o.wordVectors }, o.dev))
+      console.log(formatScores(`dev ${subset}`, s));
+  }
   model.meta = {
     trainedBy: 'npm run train:triage (services/answers/training/train.ts)',
     handWritten: hand.length,
@@ -143,12 +174,15 @@ if (!o.dryRun) {
     l2ByFamily: o.l2ByFamily,
     epochs: o.epochs,
     learningRate: o.learningRate,
+    handWeight: o.handWeight,
   };
-  // Formatted as the repository's Prettier would, so `npm run lint` stays clean.
-  const prettierConfig = (await prettier.resolveConfig(o.out)) ?? {};
-  writeFileSync(
-    o.out,
-    await prettier.format(JSON.stringify(model), { ...prettierConfig, parser: 'json' }),
-  );
-  console.log(`wrote ${o.out}: ${Object.keys(model.weights).length} features`);
+  if (!o.dryRun) {
+    // Formatted as the repository's Prettier would, so `npm run lint` stays clean.
+    const prettierConfig = (await prettier.resolveConfig(o.out)) ?? {};
+    writeFileSync(
+      o.out,
+      await prettier.format(JSON.stringify(model), { ...prettierConfig, parser: 'json' }),
+    );
+    console.log(`wrote ${o.out}: ${Object.keys(model.weights).length} features`);
+  }
 }

@@ -6,11 +6,13 @@ import {
   subjectOf,
   tokens,
 } from './triage-features.js';
+import { meanVector, type WordVectors } from './word-vectors.js';
 
 /**
  * The built-in ticket classifier: a multinomial logistic regression over word
  * uni/bigrams of the text, of its subject line and of the body's opening words,
- * hashed character n-grams of its words, and hand-designed cues (triage-features.ts).
+ * hashed character n-grams of its words, hand-designed cues (triage-features.ts) and the
+ * mean word vectors of its subject and body (word-vectors.ts).
  * The weights ship in triage-model.json, trained by training/train.ts
  * (`npm run train:triage`) on tickets written for this project.
  */
@@ -21,6 +23,12 @@ export interface FeatureConfig {
   leadWords: number;
   /** Character n-grams of the prose's words hashed into `c:<bucket>`; null turns them off. */
   chars: { min: number; max: number; buckets: number } | null;
+  /**
+   * Mean word vectors of the subject (`e:t<d>`) and the body (`e:b<d>`), times `scale`;
+   * null or absent turns them off. `words` is the size of the table the model was trained
+   * with, checked when the model is loaded.
+   */
+  vectors?: { scale: number; words: number } | null;
 }
 
 export interface TriageModel {
@@ -31,6 +39,8 @@ export interface TriageModel {
   /** Feature name → one weight per class (features without an entry weigh 0). */
   weights: Record<string, number[]>;
   meta?: Record<string, unknown>;
+  /** The word-vector table, attached at load time (never part of the model file). */
+  wordVectors?: WordVectors;
 }
 
 export type FeatureVector = Map<string, number>;
@@ -72,13 +82,38 @@ function charBuckets(toks: string[], c: NonNullable<FeatureConfig['chars']>): Se
   return buckets;
 }
 
-/** A text's named features, and its character n-gram buckets (named `c:<bucket>` in a model file). */
+/**
+ * A text's named features, its character n-gram buckets (named `c:<bucket>` in a model
+ * file) and its dense word-vector features (`e:t<d>` then `e:b<d>`).
+ */
 interface FeatureParts {
   named: FeatureVector;
   buckets: Set<number>;
+  dense: Float64Array | undefined;
 }
 
-function featureParts(raw: string, config: FeatureConfig): FeatureParts {
+/** Dense feature names, in the order of FeatureParts.dense. */
+const denseNames = (dims: number) =>
+  ['t', 'b'].flatMap((p) => Array.from({ length: dims }, (_, d) => `e:${p}${d}`));
+
+/** Subject and body mean vectors side by side (zeros where no word is known), times scale. */
+function denseFeatures(
+  vectors: WordVectors,
+  scale: number,
+  subjectWords: string[],
+  words: string[],
+): Float64Array {
+  // Without a subject line, the opening words stand in for it.
+  const subject = meanVector(vectors, subjectWords.length ? subjectWords : words.slice(0, 12));
+  const bodyWords = words.slice(subjectWords.length);
+  const body = meanVector(vectors, bodyWords.length ? bodyWords : words);
+  const out = new Float64Array(2 * vectors.dims);
+  subject?.forEach((x, d) => (out[d] = x * scale));
+  body?.forEach((x, d) => (out[vectors.dims + d] = x * scale));
+  return out;
+}
+
+function featureParts(raw: string, config: FeatureConfig, vectors?: WordVectors): FeatureParts {
   const text = raw.slice(0, MAX_CLASSIFIED_CHARS);
   const named: FeatureVector = new Map();
   const words = tokens(stripCode(text));
@@ -92,7 +127,16 @@ function featureParts(raw: string, config: FeatureConfig): FeatureParts {
   }
   for (const [name, value] of Object.entries(handFeatures(text)))
     if (value !== 0) named.set(name, value);
-  return { named, buckets: config.chars ? charBuckets(words, config.chars) : new Set() };
+  let dense: Float64Array | undefined;
+  if (config.vectors) {
+    if (!vectors) throw new Error('triage model: it reads word vectors, but none are loaded');
+    dense = denseFeatures(vectors, config.vectors.scale, subjectWords, words);
+  }
+  return {
+    named,
+    buckets: config.chars ? charBuckets(words, config.chars) : new Set(),
+    dense,
+  };
 }
 
 const bucketNorm = (buckets: Set<number>) => (buckets.size > 0 ? 1 / Math.sqrt(buckets.size) : 0);
@@ -102,21 +146,29 @@ const bucketNorm = (buckets: Set<number>) => (buckets.size > 0 ? 1 / Math.sqrt(b
  * subject line separately (`t:`: a subject states the intent in a few words,
  * which a long body would otherwise drown), of the body's first words (`l:`:
  * people say what they want before they paste logs and templates), character
- * n-grams (`c:`, L2-normalised like each word family), and the hand-designed cues
- * (`h:`). Length itself is deliberately not a feature.
+ * n-grams (`c:`, L2-normalised like each word family), the hand-designed cues (`h:`),
+ * and the mean word vectors of subject and body (`e:`, when the config has them; then
+ * `vectors` is required). Length itself is deliberately not a feature.
  */
-export function featurize(raw: string, config: FeatureConfig): FeatureVector {
-  const { named, buckets } = featureParts(raw, config);
+export function featurize(
+  raw: string,
+  config: FeatureConfig,
+  vectors?: WordVectors,
+): FeatureVector {
+  const { named, buckets, dense } = featureParts(raw, config, vectors);
   const norm = bucketNorm(buckets);
   for (const b of buckets) named.set(`c:${b}`, norm);
+  if (dense) denseNames(dense.length / 2).forEach((name, i) => named.set(name, dense[i]!));
   return named;
 }
 
-/** A model's weights in lookup form: a Map for named features, a flat array for buckets. */
+/** A model's weights in lookup form: a Map for named features, flat arrays for buckets and dense features. */
 interface Compiled {
   named: Map<string, number[]>;
   /** bucket × class, row-major. */
   hashed: Float64Array;
+  /** dense feature × class, row-major, in the order of denseNames. */
+  dense: Float64Array;
 }
 
 const compiledModels = new WeakMap<TriageModel, Compiled>();
@@ -126,12 +178,19 @@ function compiled(model: TriageModel): Compiled {
   if (!c) {
     const k = model.classes.length;
     const hashed = new Float64Array((model.features.chars?.buckets ?? 0) * k);
+    const names =
+      model.features.vectors && model.wordVectors ? denseNames(model.wordVectors.dims) : [];
+    const dense = new Float64Array(names.length * k);
+    names.forEach((name, i) => {
+      const w = model.weights[name];
+      if (w) dense.set(w, i * k);
+    });
     const named = new Map<string, number[]>();
     for (const [name, w] of Object.entries(model.weights)) {
       if (name.startsWith('c:')) hashed.set(w, Number(name.slice(2)) * k);
-      else named.set(name, w);
+      else if (!name.startsWith('e:')) named.set(name, w);
     }
-    c = { named, hashed };
+    c = { named, hashed, dense };
     compiledModels.set(model, c);
   }
   return c;
@@ -139,7 +198,7 @@ function compiled(model: TriageModel): Compiled {
 
 /** Class probabilities of a text under a model (softmax of the linear scores). */
 export function predictProbabilities(model: TriageModel, text: string): number[] {
-  const { named, buckets } = featureParts(text, model.features);
+  const { named, buckets, dense } = featureParts(text, model.features, model.wordVectors);
   const weights = compiled(model);
   const k = model.bias.length;
   const scores = [...model.bias];
@@ -151,6 +210,9 @@ export function predictProbabilities(model: TriageModel, text: string): number[]
   const norm = bucketNorm(buckets);
   for (const b of buckets)
     for (let j = 0; j < k; j++) scores[j]! += norm * weights.hashed[b * k + j]!;
+  if (dense)
+    for (let i = 0; i < dense.length; i++)
+      for (let j = 0; j < k; j++) scores[j]! += dense[i]! * weights.dense[i * k + j]!;
   return softmax(scores);
 }
 
@@ -216,6 +278,13 @@ export function checkModel(model: unknown): TriageModel {
   ) {
     throw new Error('triage model: bad feature configuration');
   }
+  const v = f.vectors;
+  if (
+    v !== undefined &&
+    v !== null &&
+    !(Number.isFinite(v.scale) && v.scale > 0 && Number.isInteger(v.words) && v.words > 0)
+  )
+    throw new Error('triage model: bad word-vector configuration');
   for (const [name, w] of Object.entries(m.weights)) {
     if (!Array.isArray(w) || w.length !== k || !w.every(Number.isFinite))
       throw new Error(`triage model: bad weights for ${name}`);
@@ -224,6 +293,8 @@ export function checkModel(model: unknown): TriageModel {
       if (!c || !Number.isInteger(bucket) || bucket < 0 || bucket >= c.buckets)
         throw new Error(`triage model: ${name} is outside the character n-gram buckets`);
     }
+    if (name.startsWith('e:') && !v)
+      throw new Error(`triage model: ${name} is a word-vector feature, but the model reads none`);
   }
   return m;
 }

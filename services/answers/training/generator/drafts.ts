@@ -174,6 +174,18 @@ function feature(r: Rand, domain: Domain, s: Slots): Draft {
 function support(r: Rand, domain: Domain, s: Slots): Draft {
   const opening = say(r, T.support, r.chance(0.4) ? 'plain' : 'opening', s);
   const sections: Section[] = [{ kind: 'description', text: opening }];
+  // Many arrive through the bug form: steps, expected and actual filled in about their own set-up.
+  if (r.chance(0.35)) {
+    const steps = Array.from(
+      { length: r.int(2, 4) },
+      (_, i) => `${i + 1}. ${say(r, T.support, 'step', s)}`,
+    );
+    sections.push({ kind: 'steps', text: steps.join('\n') });
+    if (r.chance(0.6)) {
+      sections.push({ kind: 'expected', text: say(r, T.bug, 'expected', s) });
+      sections.push({ kind: 'actual', text: say(r, T.bug, 'actual', s) });
+    }
+  }
   if (r.chance(0.35)) sections.push({ kind: 'code', text: codeBlock(r, domain.lang) });
   if (r.chance(0.8))
     sections.push({ kind: 'logs', text: pastedError(r, domain.lang, fill(r, '{error}', s)) });
@@ -187,7 +199,7 @@ function support(r: Rand, domain: Domain, s: Slots): Draft {
 }
 
 function howTo(r: Rand, domain: Domain, s: Slots): Draft {
-  if (r.chance(0.5)) return support(r, domain, s);
+  if (r.chance(0.6)) return support(r, domain, s);
   // "Is this expected?" and "how does it work inside?" are questions even when they
   // describe surprising behaviour: the asker wants an explanation, not a fix.
   const kind = r.weighted({ question: 0.65, expected_question: 0.25, internals: 0.1 });

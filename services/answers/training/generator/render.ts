@@ -165,7 +165,7 @@ function asTicket(r: Rand, draft: Draft): string {
 const STYLE_WEIGHTS: Record<Category, Record<Style, number>> = {
   bug: { template: 4, prose: 3, email: 1, chat: 1, ticket: 1 },
   feature_request: { template: 3, prose: 3, email: 1, chat: 1, ticket: 2 },
-  how_to: { template: 2, prose: 4, email: 1.5, chat: 1.5, ticket: 1 },
+  how_to: { template: 3, prose: 4, email: 1.5, chat: 1.5, ticket: 1 },
   general_question: { template: 1, prose: 3, email: 2, chat: 2, ticket: 2 },
   documentation: { template: 1.5, prose: 4, email: 1, chat: 1, ticket: 2 },
 };
