@@ -7,6 +7,7 @@ export * from './lifecycle.js';
 export * from './v8-flags.js';
 export * from './time.js';
 export * from './random.js';
+export * from './text.js';
 export * from './journal.js';
 export * from './mysql/index.js';
 export * from './metrics.js';
