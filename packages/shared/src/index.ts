@@ -6,6 +6,7 @@ export * from './grpc.js';
 export * from './lifecycle.js';
 export * from './v8-flags.js';
 export * from './time.js';
+export * from './hashing.js';
 export * from './random.js';
 export * from './text.js';
 export * from './journal.js';
