@@ -1,9 +1,7 @@
-// How the services talk to an OpenAI-compatible server (OPENAI_API_KEY, OPENAI_BASE_URL:
-// openAiEnv). A subpath of its own (@support-agent/shared/openai), so that services without a
-// model never load the SDK.
+// How the services talk to an OpenAI-compatible server (openAiEnv). A subpath of its own
+// (@support-agent/shared/openai): services without a model never load the SDK.
 import OpenAI from 'openai';
 
-/** Where the server is; an unset key is allowed (local servers often need none). */
 export interface OpenAiServer {
   apiKey: string | undefined;
   baseURL: string | undefined;

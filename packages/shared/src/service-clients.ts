@@ -71,15 +71,10 @@ export type AnswersClient = ServiceClient<answers.AnswersServiceService>;
 export type DigestClient = ServiceClient<digest.DigestServiceService>;
 
 /**
- * One knowledge-base hit of knowledge.Search, as its consumers (answers, digest) use it: the
- * SearchHit message itself. `score` is calibrated to [0,1]: ~1 answers the query, ~0 is unrelated.
+ * One hit of knowledge.Search as answers and digest use it: the SearchHit message itself;
+ * `score` is calibrated to [0,1]: ~1 answers the query, ~0 is unrelated.
  */
-export interface KbHit {
-  entryId: string;
-  question: string;
-  answer: string;
-  score: number;
-}
+export type KbHit = knowledge.SearchHit;
 
 /** tickets.v1.TicketsService at `address` (host:port). */
 export const createTicketsClient = (
