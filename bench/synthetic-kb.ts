@@ -1,19 +1,8 @@
 // Synthetic KB text for benchmarks: Zipf-distributed pseudo-words from a fixed
 // seed, so every run sees the same data. Never taken from evaluation data.
+import { mulberry32 } from '@support-agent/shared';
 
-/** Small deterministic PRNG (mulberry32) so every run sees the same data. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export const random = rng(42);
+export const random = mulberry32(42);
 const SYLLABLES = [
   'ka',
   'lo',

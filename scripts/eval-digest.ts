@@ -25,6 +25,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { mulberry32 } from '@support-agent/shared';
 import {
   readJsonl,
   type CorpusEntry,
@@ -84,18 +85,6 @@ interface WeekResult {
   buildMs: number;
 }
 
-/** mulberry32: a small seeded PRNG, so every run draws the same weeks. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function shuffle<T>(items: T[], rnd: () => number): T[] {
   const a = [...items];
   for (let i = a.length - 1; i > 0; i--) {
@@ -111,7 +100,7 @@ function drawWeek(
   seed: number,
   gaps: number,
 ): { tickets: EvalQuery[]; removed: Set<string> } {
-  const rnd = random(seed);
+  const rnd = mulberry32(seed);
   const threads = shuffle([...byThread.keys()].sort(), rnd).slice(0, QUESTIONS);
   const tickets: EvalQuery[] = [];
   for (const t of threads) {

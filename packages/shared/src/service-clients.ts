@@ -70,6 +70,12 @@ export type EmbeddingsClient = ServiceClient<knowledge.EmbeddingsServiceService>
 export type AnswersClient = ServiceClient<answers.AnswersServiceService>;
 export type DigestClient = ServiceClient<digest.DigestServiceService>;
 
+/**
+ * One hit of knowledge.Search as answers and digest use it: the SearchHit message itself;
+ * `score` is calibrated to [0,1]: ~1 answers the query, ~0 is unrelated.
+ */
+export type KbHit = knowledge.SearchHit;
+
 /** tickets.v1.TicketsService at `address` (host:port). */
 export const createTicketsClient = (
   address: string,

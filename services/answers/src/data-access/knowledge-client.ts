@@ -16,12 +16,7 @@ export class KnowledgeSearchClient implements KnowledgeSearch {
     // Never wait longer than the caller of this answer will.
     const timeoutMs = Math.max(1, Math.min(this.deadlineMs, (deadline ?? Infinity) - Date.now()));
     const res = await this.client.search({ orgId, query, limit }, { timeoutMs });
-    return res.results.map(({ entryId, question, answer, score }) => ({
-      entryId,
-      question,
-      answer,
-      score,
-    }));
+    return res.results;
   }
 
   close(): void {

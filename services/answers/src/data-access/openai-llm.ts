@@ -1,6 +1,7 @@
 import OpenAI, { APIConnectionError, APIError } from 'openai';
 import { z } from 'zod';
 import type { Logger } from '@support-agent/shared';
+import { createOpenAiClient, structuredCompletion } from '@support-agent/shared/openai';
 import {
   CATEGORIES,
   PRIORITIES,
@@ -121,12 +122,7 @@ export class OpenAiModel implements LanguageModel {
 
   constructor(private readonly options: OpenAiModelOptions) {
     this.name = `openai:${options.model}`;
-    this.client = new OpenAI({
-      // An OpenAI-compatible server may need no key; the client insists on one.
-      apiKey: options.apiKey ?? 'unused',
-      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-      maxRetries: 0,
-    });
+    this.client = createOpenAiClient(options);
     this.breaker = new CircuitBreaker(options.breakerFailures, options.breakerOpenMs);
   }
 
@@ -181,20 +177,10 @@ export class OpenAiModel implements LanguageModel {
         const remaining = budget.deadline - Date.now();
         if (remaining <= 0) throw new Error('LLM time budget exhausted');
         try {
-          const completion = await this.client.chat.completions.create(
-            {
-              model: this.options.model,
-              temperature: 0,
-              messages: [
-                { role: 'system', content: system },
-                { role: 'user', content: user },
-              ],
-              response_format: {
-                type: 'json_schema',
-                json_schema: { name: schemaName, strict: true, schema },
-              },
-            },
-            { timeout: remaining, maxRetries: 0 },
+          const completion = await structuredCompletion(
+            this.client,
+            { model: this.options.model, system, user, schemaName, schema },
+            remaining,
           );
           const choice = completion.choices[0];
           if (!choice) throw new MalformedOutputError('no choices in the completion');

@@ -1,3 +1,4 @@
+import { fnv1a } from '@support-agent/shared';
 import { CATEGORIES, type Category } from './ports.js';
 import {
   handFeatures,
@@ -54,16 +55,6 @@ function addGrams(v: FeatureVector, p: string, toks: string[]): void {
   }
   const norm = grams.size > 0 ? 1 / Math.sqrt(grams.size) : 0;
   for (const g of grams) v.set(g, norm);
-}
-
-/** FNV-1a, 32 bits: a fast, stable string hash for the character n-gram buckets. */
-export function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 /**

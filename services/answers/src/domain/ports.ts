@@ -1,6 +1,6 @@
 /** The ports of the answers domain; adapters live in data-access/ and are wired in server.ts. */
 
-import type { TicketCategory, TicketPriority } from '@support-agent/shared';
+import type { KbHit, TicketCategory, TicketPriority } from '@support-agent/shared';
 
 /** The labels triage chooses among: the ticket fields' values (packages/shared). */
 export {
@@ -22,13 +22,8 @@ export const DEFAULT_POLICY: OrgPolicy = {
   highConfidenceThreshold: 85,
 };
 
-/** One knowledge-base hit; `score` is calibrated to [0,1]: ~1 answers the query, ~0 is unrelated. */
-export interface KbHit {
-  entryId: string;
-  question: string;
-  answer: string;
-  score: number;
-}
+/** One knowledge-base hit (the one definition, beside the knowledge client in packages/shared). */
+export type { KbHit } from '@support-agent/shared';
 
 export interface KnowledgeSearch {
   /**

@@ -1,11 +1,6 @@
 /** Text helpers shared by the extractive answerer, the summariser and the classifier. */
 
-/** Length in Unicode code points, the unit of every length limit of the API. */
-export function codePointLength(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
+export { codePointLength } from '@support-agent/shared';
 
 /** The first `max` code points of `s` (never splits a surrogate pair). */
 export function truncateCodePoints(s: string, max: number): string {

@@ -1,16 +1,5 @@
 // Seeded randomness and the small template language of the example generator.
-
-/** A small deterministic PRNG (mulberry32): the same seed gives the same examples. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '@support-agent/shared';
 
 /** Slot values: a list to pick from, or a function that makes one. */
 export type Slot = readonly string[] | ((r: Rand) => string);

@@ -22,12 +22,7 @@ export class KnowledgePorts implements KnowledgeSearch, Embedder {
 
   async search(orgId: string, query: string, limit: number): Promise<KbHit[]> {
     const res = await this.knowledge.search({ orgId, query, limit });
-    return res.results.map(({ entryId, question, answer, score }) => ({
-      entryId,
-      question,
-      answer,
-      score,
-    }));
+    return res.results;
   }
 
   async embed(texts: string[]): Promise<Embeddings> {

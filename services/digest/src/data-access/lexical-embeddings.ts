@@ -1,3 +1,4 @@
+import { fnv1a } from '@support-agent/shared';
 import type { Embedder, Embeddings } from '../domain/ports.js';
 
 /**
@@ -106,14 +107,4 @@ export function stem(word: string): string {
   if (w.length > 3 && /([b-df-hj-np-tv-z])\1$/.test(w) && !/(ll|ss|zz)$/.test(w))
     w = w.slice(0, -1);
   return w;
-}
-
-/** 32-bit FNV-1a over UTF-16 code units, seeded. */
-function fnv1a(text: string, seed: number): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
 }

@@ -1,4 +1,5 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { createOpenAiClient, structuredCompletion } from '@support-agent/shared/openai';
 import { z } from 'zod';
 import type { TopicSummarizer, TopicToSummarize } from '../domain/ports.js';
 
@@ -50,12 +51,7 @@ export class OpenAiSummarizer implements TopicSummarizer {
 
   constructor(private readonly options: OpenAiSummarizerOptions) {
     this.name = `openai:${options.model}`;
-    this.client = new OpenAI({
-      // An OpenAI-compatible server may need no key; the client insists on one.
-      apiKey: options.apiKey ?? 'unused',
-      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-      maxRetries: 0,
-    });
+    this.client = createOpenAiClient(options);
   }
 
   async summarize(
@@ -72,20 +68,16 @@ export class OpenAiSummarizer implements TopicSummarizer {
         ].join('\n'),
       )
       .join('\n\n');
-    const completion = await this.client.chat.completions.create(
+    const completion = await structuredCompletion(
+      this.client,
       {
         model: this.options.model,
-        temperature: 0,
-        messages: [
-          { role: 'system', content: SYSTEM_PROMPT },
-          { role: 'user', content: user },
-        ],
-        response_format: {
-          type: 'json_schema',
-          json_schema: { name: 'digest_answers', strict: true, schema: SCHEMA },
-        },
+        system: SYSTEM_PROMPT,
+        user,
+        schemaName: 'digest_answers',
+        schema: SCHEMA,
       },
-      { timeout: timeoutMs, maxRetries: 0 },
+      timeoutMs,
     );
     const content = completion.choices[0]?.message.content;
     if (!content) throw new Error('empty completion');

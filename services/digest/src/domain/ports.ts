@@ -1,3 +1,4 @@
+import type { KbHit } from '@support-agent/shared';
 import type { TicketAggregate } from './aggregate.js';
 import type { DigestSummary } from './digest-summary.js';
 import type { TicketEvent } from './events.js';
@@ -88,12 +89,8 @@ export interface DigestRepository extends AggregateStore, DigestStore, ScheduleS
   close(): Promise<void>;
 }
 
-export interface KbHit {
-  entryId: string;
-  question: string;
-  answer: string;
-  score: number;
-}
+/** One knowledge-base hit (the one definition, beside the knowledge client in packages/shared). */
+export type { KbHit } from '@support-agent/shared';
 
 export interface KnowledgeSearch {
   search(orgId: string, query: string, limit: number): Promise<KbHit[]>;

@@ -1,10 +1,6 @@
 /** Text helpers for digest content: user text goes into Markdown, so it is flattened and escaped. */
 
-export function codePointLength(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
-}
+import { codePointLength } from '@support-agent/shared';
 
 /** Whitespace collapsed to single spaces, trimmed: one line. */
 export function oneLine(text: string): string {

@@ -1,4 +1,4 @@
-import { AppError, invalidRequest } from '@support-agent/shared';
+import { AppError, codePointLength, invalidRequest } from '@support-agent/shared';
 
 // Input rules of DESIGN.md §3, as small functions the operations compose:
 // - lengths are counted in Unicode code points (as JSON Schema's maxLength counts them);
@@ -34,11 +34,7 @@ export interface EnumRule<T extends string> extends ParamRule {
   required?: boolean;
 }
 
-export function codePointLength(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
+export { codePointLength };
 
 /** undefined, null, '' and white space only all mean "not given". */
 export function isMissing(value: unknown): boolean {

@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
+import { fnv1a } from '@support-agent/shared';
 
 /** 32-bit FNV-1a over UTF-16 code units, then murmur3's finaliser to spread the bits. */
-export function hash32(text: string, seed = 0x811c9dc5): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
+export function hash32(text: string, seed?: number): number {
+  let h = fnv1a(text, seed);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

@@ -1,4 +1,4 @@
-import { AppError, invalidRequest } from '@support-agent/shared';
+import { AppError, codePointLength, invalidRequest, isBlank } from '@support-agent/shared';
 
 /** Limits of the knowledge contract; lengths are Unicode code points (DESIGN.md §3). */
 export const LIMITS = {
@@ -20,15 +20,7 @@ export const LIMITS = {
 const ORG_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-export function codePointLength(value: string): number {
-  let n = 0;
-  for (const _ of value) n++;
-  return n;
-}
-
-export function isBlank(value: string | undefined | null): boolean {
-  return value === undefined || value === null || value.trim().length === 0;
-}
+export { codePointLength, isBlank };
 
 export function validateOrgId(value: string | undefined): string {
   if (isBlank(value)) throw invalidRequest('org_id is required', 'org_id');

@@ -1,16 +1,6 @@
-import { AppError, invalidRequest } from '@support-agent/shared';
+import { AppError, codePointLength, invalidRequest, isBlank } from '@support-agent/shared';
 
-/** Length in Unicode code points, the unit of every limit in the contract (an emoji counts 1). */
-export function codePointLength(value: string): number {
-  let n = 0;
-  for (const _ of value) n++;
-  return n;
-}
-
-/** Empty or only white space: counts as missing (DESIGN.md §3). */
-export function isBlank(value: string | null | undefined): value is '' | null | undefined {
-  return value === undefined || value === null || value.trim().length === 0;
-}
+export { codePointLength, isBlank };
 
 /** A required text field, returned verbatim. */
 export function requireText(value: string | undefined, param: string, max: number): string {

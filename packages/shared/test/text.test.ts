@@ -1,0 +1,17 @@
+// The contract's text rules (DESIGN.md §3) that every service applies through packages/shared.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { codePointLength, isBlank } from '../src/index.js';
+
+test('when a text has emoji, astral letters or combining marks, then each code point counts 1', () => {
+  assert.equal(codePointLength(''), 0);
+  assert.equal(codePointLength('abc'), 3);
+  assert.equal(codePointLength('a😀𝒜'), 3); // 5 UTF-16 units
+  assert.equal(codePointLength('e\u0301'), 2); // a combining accent is a code point of its own
+});
+
+test('when a value is undefined, null, empty or only white space, then it is blank; any other text is not', () => {
+  for (const blank of [undefined, null, '', ' ', '\t\n ', '\u00a0'])
+    assert.equal(isBlank(blank), true);
+  for (const text of ['a', ' a ', '0', '😀']) assert.equal(isBlank(text), false);
+});
