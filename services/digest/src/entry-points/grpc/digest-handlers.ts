@@ -30,7 +30,8 @@ export function createDigestHandlers(deps: DigestHandlerDeps): digest.DigestServ
       'GetLatestDigest',
       async (req) => {
         const latest = await deps.store.latestDigest(requireOrgId(req.orgId));
-        return latest ? { digest: toProto(latest) } : {};
+        if (!latest) return {};
+        return { digest: toProto(req.withoutSummary ? { ...latest, summary: undefined } : latest) };
       },
     ),
 
