@@ -28,6 +28,7 @@ export interface MysqlRepositoryOptions {
 }
 
 const DIGEST_COLUMNS = 'org_id, week_start, week_end, ticket_count, content, generated_at, summary';
+const DIGEST_COLUMNS_WITHOUT_SUMMARY = DIGEST_COLUMNS.replace(', summary', ', NULL AS summary');
 
 const TICKET_COLUMNS =
   'org_id, ticket_id, week_start, created_at, content, category, status, status_at, triaged_at, answered, ai_summary, ai_answer';
@@ -191,10 +192,11 @@ export class MysqlDigestRepository implements DigestRepository {
     );
   }
 
-  async latestDigest(orgId: string): Promise<StoredDigest | undefined> {
+  async latestDigest(orgId: string, withSummary = true): Promise<StoredDigest | undefined> {
+    const columns = withSummary ? DIGEST_COLUMNS : DIGEST_COLUMNS_WITHOUT_SUMMARY;
     const [rows] = await guarded(() =>
       this.pool.query<RowDataPacket[]>(
-        `SELECT ${DIGEST_COLUMNS} FROM digests WHERE org_id = ? ORDER BY week_start DESC LIMIT 1`,
+        `SELECT ${columns} FROM digests WHERE org_id = ? ORDER BY week_start DESC LIMIT 1`,
         [orgId],
       ),
     );

@@ -29,9 +29,8 @@ export function createDigestHandlers(deps: DigestHandlerDeps): digest.DigestServ
       logger,
       'GetLatestDigest',
       async (req) => {
-        const latest = await deps.store.latestDigest(requireOrgId(req.orgId));
-        if (!latest) return {};
-        return { digest: toProto(req.withoutSummary ? { ...latest, summary: undefined } : latest) };
+        const latest = await deps.store.latestDigest(requireOrgId(req.orgId), !req.withoutSummary);
+        return latest ? { digest: toProto(latest) } : {};
       },
     ),
 
