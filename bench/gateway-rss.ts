@@ -20,7 +20,8 @@ import { ensureBackendPackages, startBackends } from '../test/support/backends.j
 import { ServiceProcess } from '../test/support/process.js';
 import { ALL_SCOPES, Stack, api, freePort } from '../test/support/stack.js';
 import { CpuMeter, RssSampler, UNLIMITED, median, type ProcessRef } from './lib/measure.js';
-import { ticketTexts } from './lib/seed.js';
+import { envAssignments } from './lib/experiment.js';
+import { mondayOf, ticketTexts } from './lib/seed.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
 
 const other = process.argv[2];
@@ -33,18 +34,6 @@ const rounds = Number(process.argv[4] ?? 3);
 const connections = Number(process.env.CONNECTIONS ?? 32);
 const ops = (process.env.OPS ?? 'search,faq,list,create').split(',');
 const seedTickets = Number(process.env.SEED_TICKETS ?? 1000);
-const envOf = (v: string | undefined) =>
-  Object.fromEntries(
-    (v ?? '')
-      .split(/[\s,]+/)
-      .filter(Boolean)
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
-const mondayOf = (at: Date) => {
-  const d = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
-  d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
-  return d.toISOString().slice(0, 10);
-};
 
 await ensureBackendPackages();
 const dir = mkdtempSync(join(tmpdir(), 'gateway-rss-'));
@@ -66,7 +55,7 @@ try {
   // SERVICE_ENV_A applies from a restart, with the same ports.
   if (process.env.SERVICE_ENV_A) {
     await a.stop();
-    a.start(envOf(process.env.SERVICE_ENV_A));
+    a.start(envAssignments(process.env.SERVICE_ENV_A));
   }
   const port = await freePort();
   b = new ServiceProcess(
@@ -78,7 +67,7 @@ try {
       ADMIN_PORT: String(await freePort()),
       METRICS_PORT: String(await freePort()),
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      ...envOf(process.env.SERVICE_ENV_B),
+      ...envAssignments(process.env.SERVICE_ENV_B),
     },
     join(dir, 'logs'),
   );
