@@ -49,7 +49,7 @@ import {
   UNLIMITED,
 } from './lib/measure.js';
 import { createThroughPipeline, describePipeline } from './lib/pipeline.js';
-import { seedDigestWeek, seedTickets, ticketTexts } from './lib/seed.js';
+import { mondayOf, seedDigestWeek, seedTickets, ticketTexts } from './lib/seed.js';
 import { evaluate, HOP_NAME, SEARCH_NAME, type Mode, type ModeReport } from './lib/targets.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
 
@@ -85,12 +85,6 @@ const soakSeconds = (mode: Mode) => num('BENCH_SOAK_SECONDS', mode === 'real' ? 
 
 /** Rate of the open loop that measures the bare server's cost per request when nearly idle. */
 const BARE_LOW_RATE = 100;
-
-/** The Monday (YYYY-MM-DD) of the ISO week of `at`, UTC. */
-function mondayOf(at: Date): string {
-  const midnight = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
-  return new Date(midnight - ((at.getUTCDay() + 6) % 7) * 86_400_000).toISOString().slice(0, 10);
-}
 
 function log(message: string): void {
   console.log(

@@ -36,12 +36,7 @@ export async function startExperiment(
     process.env.BENCH_CPU_PROF === '1'
       ? resolve(`bench/results/profiles-${name}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
       : undefined;
-  const serviceEnv = Object.fromEntries(
-    (process.env.SERVICE_ENV ?? '')
-      .split(/[\s,]+/)
-      .filter(Boolean)
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
+  const serviceEnv = envAssignments(process.env.SERVICE_ENV);
   await ensureBackendPackages();
   const dir = mkdtempSync(join(tmpdir(), `${name}-`));
   const backends = await startBackends(dir);
@@ -93,4 +88,14 @@ export async function startExperiment(
     await stop();
     throw err;
   }
+}
+
+/** 'K=V K2=V2' (spaces or commas) as an environment object; unset = none. */
+export function envAssignments(list: string | undefined): Record<string, string> {
+  return Object.fromEntries(
+    (list ?? '')
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 }

@@ -82,3 +82,9 @@ export async function seedDigestWeek(
     await conn.end();
   }
 }
+
+/** The Monday (YYYY-MM-DD) of the ISO week of `at`, UTC. */
+export function mondayOf(at: Date): string {
+  const midnight = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+  return new Date(midnight - ((at.getUTCDay() + 6) % 7) * 86_400_000).toISOString().slice(0, 10);
+}

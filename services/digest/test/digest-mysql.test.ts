@@ -228,6 +228,14 @@ describe('digest service (MySQL + JetStream)', () => {
     assert.equal(Number(rows[0]!.n), 1);
   });
 
+  it('when the latest digest is asked for without its summary, then it is the same digest with no summary', async () => {
+    const full = (await svc.client.getLatestDigest({ orgId: orgA })).digest!;
+    assert.ok(full.summary && full.summary.topics.length > 0);
+    const lean = (await svc.client.getLatestDigest({ orgId: orgA, withoutSummary: true })).digest!;
+    assert.equal(lean.summary, undefined);
+    assert.deepEqual(lean, { ...full, summary: undefined });
+  });
+
   it('when an older week is built after a newer one, then the latest digest is still the newest week', async () => {
     const older = (await svc.client.buildDigest({ orgId: orgA, weekStart: weekBefore })).digest!;
     assert.equal(older.ticketCount, 1);

@@ -71,6 +71,8 @@ describe('embedded mode', () => {
   it('when the service restarts, then digests and counts persist and old events are not counted again', async () => {
     const before = (await svc!.client.getLatestDigest({ orgId: org })).digest!;
     assert.equal(before.summary?.topics.length, 2, 'the structured form is kept with the digest');
+    const lean = (await svc!.client.getLatestDigest({ orgId: org, withoutSummary: true })).digest;
+    assert.deepEqual(lean, { ...before, summary: undefined }, 'the FAQ asks without the summary');
     await svc!.stop();
     svc = undefined;
     // Lost offset (e.g. the file was restored): everything is read again.

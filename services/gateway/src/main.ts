@@ -1,10 +1,11 @@
-import { runService } from '@support-agent/shared';
+import { applyV8Flags, runService } from '@support-agent/shared';
 import { loadGatewayConfig } from './config.js';
 import { DEMO_KB } from './domain/demo-kb.js';
 import { start, type GatewayHandle } from './server.js';
 
 runService('gateway', {
   loadConfig: () => loadGatewayConfig(),
+  prepare: (c) => applyV8Flags(c.V8_FLAGS),
   start,
   started: (gateway, c) =>
     printFirstStart(gateway, c.PUBLIC_BASE_URL ?? `http://localhost:${gateway.port}`),

@@ -579,6 +579,8 @@ describe('operations', () => {
       ticket_count: 12,
       content: '# FAQ',
     });
+    // The FAQ shows only the markdown: the digest's summary is not asked for.
+    assert.deepEqual(upstreams.calls.getLatestDigest.at(-1), { orgId, withoutSummary: true });
   });
 
   it("when an answer is generated, then the org's policy is sent and the settings change applies within 1 s", async () => {

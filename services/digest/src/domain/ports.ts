@@ -62,8 +62,11 @@ export interface AggregateStore {
 export interface DigestStore {
   /** Stores the week's digest, replacing an earlier build of the same week. */
   saveDigest(digest: StoredDigest): Promise<void>;
-  /** The digest with the newest week_start. */
-  latestDigest(orgId: string): Promise<StoredDigest | undefined>;
+  /**
+   * The digest with the newest week_start; without its summary (not read) when `withSummary`
+   * is false: the public FAQ reads only the Markdown, and the summary is most of the row.
+   */
+  latestDigest(orgId: string, withSummary?: boolean): Promise<StoredDigest | undefined>;
   /** The digest of one week, if it was built. */
   digestOf(orgId: string, weekStart: string): Promise<StoredDigest | undefined>;
 }

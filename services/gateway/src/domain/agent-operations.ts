@@ -79,8 +79,10 @@ export class AgentOperations {
   }
 
   async getFaqDigest(caller: Caller): Promise<Schemas['FaqDigest']> {
+    // The summary (topics, examples, ticket ids) is most of the digest's bytes; the FAQ shows
+    // only the markdown (docs/performance.md: it drove the gateway's RSS past 250 MB).
     const { digest: latest } = await this.deps.digest.getLatestDigest(
-      { orgId: caller.orgId },
+      { orgId: caller.orgId, withoutSummary: true },
       caller.requestId,
     );
     if (!latest) {

@@ -169,12 +169,12 @@ export class EmbeddedDigestRepository implements DigestRepository {
     return this.digests.get(weekKey(orgId, weekStart));
   }
 
-  async latestDigest(orgId: string): Promise<StoredDigest | undefined> {
+  async latestDigest(orgId: string, withSummary = true): Promise<StoredDigest | undefined> {
     let latest: StoredDigest | undefined;
     for (const d of this.digests.values()) {
       if (d.orgId === orgId && (!latest || d.weekStart > latest.weekStart)) latest = d;
     }
-    return latest;
+    return latest && !withSummary ? { ...latest, summary: undefined } : latest;
   }
 
   /** One process owns the directory, so the lease is always ours. */

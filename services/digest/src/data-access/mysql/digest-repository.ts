@@ -23,6 +23,7 @@ export interface MysqlRepositoryOptions {
 }
 
 const DIGEST_COLUMNS = 'org_id, week_start, week_end, ticket_count, content, generated_at, summary';
+const DIGEST_COLUMNS_WITHOUT_SUMMARY = DIGEST_COLUMNS.replace(', summary', ', NULL AS summary');
 
 /**
  * Aggregates, digests and the schedule's lease/run records in MySQL. Events are
@@ -169,10 +170,11 @@ export class MysqlDigestRepository implements DigestRepository {
     );
   }
 
-  async latestDigest(orgId: string): Promise<StoredDigest | undefined> {
+  async latestDigest(orgId: string, withSummary = true): Promise<StoredDigest | undefined> {
+    const columns = withSummary ? DIGEST_COLUMNS : DIGEST_COLUMNS_WITHOUT_SUMMARY;
     const [rows] = await guarded(() =>
       this.pool.query<RowDataPacket[]>(
-        `SELECT ${DIGEST_COLUMNS} FROM digests WHERE org_id = ? ORDER BY week_start DESC LIMIT 1`,
+        `SELECT ${columns} FROM digests WHERE org_id = ? ORDER BY week_start DESC LIMIT 1`,
         [orgId],
       ),
     );

@@ -29,7 +29,7 @@ export function createDigestHandlers(deps: DigestHandlerDeps): digest.DigestServ
       logger,
       'GetLatestDigest',
       async (req) => {
-        const latest = await deps.store.latestDigest(requireOrgId(req.orgId));
+        const latest = await deps.store.latestDigest(requireOrgId(req.orgId), !req.withoutSummary);
         return latest ? { digest: toProto(latest) } : {};
       },
     ),

@@ -90,6 +90,11 @@ export interface TopicAnswer {
 
 export interface GetLatestDigestRequest {
   orgId: string;
+  /**
+   * Leave the digest's summary out of the response: a caller that reads only the markdown
+   * (the public FAQ) would otherwise receive and decode its topics, most of the bytes.
+   */
+  withoutSummary?: boolean | undefined;
 }
 
 export interface GetLatestDigestResponse {
@@ -883,13 +888,16 @@ export const TopicAnswer: MessageFns<TopicAnswer> = {
 };
 
 function createBaseGetLatestDigestRequest(): GetLatestDigestRequest {
-  return { orgId: "" };
+  return { orgId: "", withoutSummary: undefined };
 }
 
 export const GetLatestDigestRequest: MessageFns<GetLatestDigestRequest> = {
   encode(message: GetLatestDigestRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.orgId !== "") {
       writer.uint32(10).string(message.orgId);
+    }
+    if (message.withoutSummary !== undefined) {
+      writer.uint32(16).bool(message.withoutSummary);
     }
     return writer;
   },
@@ -915,6 +923,14 @@ export const GetLatestDigestRequest: MessageFns<GetLatestDigestRequest> = {
             message.orgId = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.withoutSummary = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -934,6 +950,11 @@ export const GetLatestDigestRequest: MessageFns<GetLatestDigestRequest> = {
         : isSet(object.org_id)
         ? globalThis.String(object.org_id)
         : "",
+      withoutSummary: isSet(object.withoutSummary)
+        ? globalThis.Boolean(object.withoutSummary)
+        : isSet(object.without_summary)
+        ? globalThis.Boolean(object.without_summary)
+        : undefined,
     };
   },
 
@@ -941,6 +962,9 @@ export const GetLatestDigestRequest: MessageFns<GetLatestDigestRequest> = {
     const obj: any = {};
     if (message.orgId !== "") {
       obj.orgId = message.orgId;
+    }
+    if (message.withoutSummary !== undefined) {
+      obj.withoutSummary = message.withoutSummary;
     }
     return obj;
   },
@@ -951,6 +975,7 @@ export const GetLatestDigestRequest: MessageFns<GetLatestDigestRequest> = {
   fromPartial<I extends Exact<DeepPartial<GetLatestDigestRequest>, I>>(object: I): GetLatestDigestRequest {
     const message = createBaseGetLatestDigestRequest();
     message.orgId = object.orgId ?? "";
+    message.withoutSummary = object.withoutSummary ?? undefined;
     return message;
   },
 };
