@@ -37,8 +37,6 @@ export function createRequest(
 const TICKET_INSERT = `INSERT INTO tickets (org_id, content, author_name, idempotency_key, status,
   priority, category, ai_summary, ai_answer, created_at, updated_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-const OUTBOX_ROW = '(?, ?, CONCAT(?, @ticket_id, ?), ?, ?)';
-
 /** How each request of a batch is answered. */
 type Plan =
   | { insertedBy: number } // index of its INSERT statement's result
@@ -47,9 +45,11 @@ type Plan =
 
 /**
  * Writes `requests` in one transaction on `conn` in one round trip: START TRANSACTION; per
- * ticket its INSERT, `SET @ticket_id = LAST_INSERT_ID()` and its outbox rows (in the order
- * of its events); COMMIT. Ids come from each INSERT's own result (never assumed consecutive:
- * MySQL 8 interleaves auto-increment values across concurrent inserts).
+ * ticket its INSERT and `SET @tN = LAST_INSERT_ID()`; one INSERT of every outbox row, each
+ * payload completed with its ticket's variable (a ticket's rows in the order of its events,
+ * the tickets in the order of the requests); COMMIT. Ids come from each INSERT's own result
+ * (never assumed consecutive: MySQL 8 interleaves auto-increment values across concurrent
+ * inserts).
  *
  * Idempotency keys: a request whose key an earlier request of the batch holds is answered as
  * that one's duplicate; a key in `taken` (looked up after a failed attempt) as the ticket that
@@ -64,6 +64,8 @@ export async function createInOneTransaction(
 ): Promise<InsertOutcome[]> {
   const statements = ['START TRANSACTION'];
   const params: StatementParam[] = [];
+  const outboxRows: string[] = [];
+  const outboxParams: StatementParam[] = [];
   const firstWithKey = new Map<string, number>();
   const plans = requests.map((request, index): Plan => {
     const { draft, outbox } = request;
@@ -76,13 +78,7 @@ export async function createInOneTransaction(
       firstWithKey.set(key, index);
     }
     const insertedBy = statements.length;
-    statements.push(TICKET_INSERT, 'SET @ticket_id = LAST_INSERT_ID()');
-    if (outbox.length > 0) {
-      statements.push(
-        `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent)
-         VALUES ${Array(outbox.length).fill(OUTBOX_ROW).join(', ')}`,
-      );
-    }
+    statements.push(TICKET_INSERT, `SET @t${index} = LAST_INSERT_ID()`);
     params.push(
       draft.orgId,
       draft.content,
@@ -95,10 +91,20 @@ export async function createInOneTransaction(
       draft.aiAnswer,
       draft.createdAt,
       draft.updatedAt,
-      ...outbox.flat(),
     );
+    for (const row of outbox) {
+      outboxRows.push(`(?, ?, CONCAT(?, @t${index}, ?), ?, ?)`);
+      outboxParams.push(...row);
+    }
     return { insertedBy };
   });
+  if (outboxRows.length > 0) {
+    statements.push(
+      `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent)
+       VALUES ${outboxRows.join(', ')}`,
+    );
+    params.push(...outboxParams);
+  }
   const ids: number[] = [];
   if (statements.length > 1) {
     statements.push('COMMIT');
