@@ -150,6 +150,86 @@ describe('MySQL creates in shared transactions', () => {
     });
   });
 
+  it('when a shared transaction is chosen as a deadlock victim, then it runs again and every create is answered once, with no ticket or event doubled', async () => {
+    const orgId = newOrg();
+    const other = await mysql.createConnection({ uri: db.url });
+    const deadlocks = async () => {
+      const [rows] = await conn.query("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'");
+      return Number((rows as Array<{ Value: string }>)[0]!.Value);
+    };
+    const deadlocksBefore = await deadlocks();
+    try {
+      // Another writer's transaction, heavier than the batch, so InnoDB rolls the batch back.
+      await other.query('START TRANSACTION');
+      const filler = Array.from({ length: 300 }, (_, i) => [
+        `${orgId}-filler`,
+        `filler ${i}`,
+        'open',
+        'medium',
+        new Date(),
+        new Date(),
+      ]);
+      await other.query(
+        'INSERT INTO tickets (org_id, content, status, priority, created_at, updated_at) VALUES ?',
+        [filler],
+      );
+      const insertKey = (key: string) =>
+        other.query(
+          `INSERT INTO tickets (org_id, content, idempotency_key, status, priority, created_at, updated_at)
+           VALUES (?, 'other writer', ?, 'open', 'medium', NOW(3), NOW(3))`,
+          [orgId, key],
+        );
+      await insertKey('late');
+      // Calls 0 and 1 open the two slots; 2..11 share a transaction that takes 'early' and then
+      // waits for 'late', which the other writer holds.
+      const keys = [null, null, 'early', null, 'k-a', 'late', null, 'k-b', null, null, 'k-c', null];
+      const calls = keys.map((key, i) =>
+        repo.insert(draft(orgId, `locked ${i}`, key), (t) => [ticketCreated(t)]),
+      );
+      await eventually(
+        async () => {
+          const [rows] = await conn.query(
+            // The batch's statement for 'late' (the driver sends values inlined), still running.
+            `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST
+             WHERE DB = DATABASE() AND INFO LIKE 'INSERT INTO tickets%' AND INFO LIKE ?`,
+            [`%'${orgId}', 'locked 5', NULL, 'late'%`],
+          );
+          return Number((rows as Array<{ n: number }>)[0]!.n) > 0 ? true : undefined;
+        },
+        5_000,
+        'the batch waiting for the other writer',
+      );
+      // The other writer now wants 'early', which the batch holds: a deadlock.
+      await insertKey('early');
+      await other.query('COMMIT');
+      const outcomes = await Promise.all(calls);
+      assert.ok((await deadlocks()) > deadlocksBefore, 'InnoDB reported the deadlock');
+      const [held] = await conn.query(
+        'SELECT id, idempotency_key AS k FROM tickets WHERE org_id = ? AND idempotency_key IS NOT NULL',
+        [orgId],
+      );
+      const byKey = new Map(
+        (held as Array<{ id: number; k: string }>).map((r) => [r.k, Number(r.id)]),
+      );
+      assert.deepEqual(outcomes[2], { kind: 'duplicate', ticketId: byKey.get('early') });
+      assert.deepEqual(outcomes[5], { kind: 'duplicate', ticketId: byKey.get('late') });
+      const created = outcomes.flatMap((o) => (o.kind === 'created' ? [o.ticket.id] : []));
+      assert.equal(created.length, keys.length - 2);
+      // The other writer's two keyed tickets (no events) and one ticket and event per created one.
+      assert.deepEqual(await counts(orgId), {
+        tickets: created.length + 2,
+        outbox: created.length,
+      });
+      const [contents] = await conn.query(
+        'SELECT COUNT(DISTINCT content) AS n FROM tickets WHERE org_id = ? AND content LIKE ?',
+        [orgId, 'locked %'],
+      );
+      assert.equal(Number((contents as Array<{ n: number }>)[0]!.n), created.length);
+    } finally {
+      await other.end();
+    }
+  });
+
   it('when a shared transaction dies between its statements (its connection killed while its outbox insert waits), then every create of it fails and nothing of it is written', async () => {
     const orgId = newOrg();
     const locker = await mysql.createConnection({ uri: db.url });
