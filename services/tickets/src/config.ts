@@ -22,6 +22,9 @@ export const configSchema = z
     NATS_URL: backendUrl.nats('JetStream, where ticket events are published.'),
     ...commonEnv,
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
+    CREATE_BATCH: intEnv(1, 1_000, 100).describe(
+      'Creates written together in one shared transaction at most (1: each create on its own).',
+    ),
     OUTBOX_BATCH: intEnv(1, 1_000, 100).describe('Outbox events per relay batch.'),
     OUTBOX_POLL_MS: intEnv(10, 60_000, 250).describe(
       'Relay poll interval when idle (a local write wakes it at once).',

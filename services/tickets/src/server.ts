@@ -107,6 +107,7 @@ async function openAdapters(
     logger.info({ mysql: redactUrl(config.MYSQL_URL) }, 'tickets store: MySQL');
     repo = await MysqlTicketRepository.open(config.MYSQL_URL, logger, {
       poolSize: config.MYSQL_POOL_SIZE,
+      createBatch: config.CREATE_BATCH,
     });
   } else {
     repo = EmbeddedTicketRepository.open(join(dataDir, 'tickets'), logger);

@@ -3,10 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mysql from 'mysql2/promise';
-import {
-  MysqlTicketRepository,
-  splitAtTicketId,
-} from '../src/data-access/mysql/ticket-repository.js';
+import { MysqlTicketRepository } from '../src/data-access/mysql/ticket-repository.js';
+import { splitAtTicketId } from '../src/data-access/mysql/batched-creates.js';
 import { ticketCreated, ticketStatusChanged } from '../src/domain/events.js';
 import { openedTicket, type TicketDraft } from '../src/domain/ticket.js';
 import { createTestDatabase } from '../../../test/support/mysql.js';

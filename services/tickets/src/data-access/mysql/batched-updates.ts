@@ -1,12 +1,10 @@
-// Ticket updates (triage results, status changes) grouped into shared transactions: calls that
-// arrive while earlier ones are being committed wait and then go together, in one transaction
-// of two round trips. Under load a transaction carries many updates (one commit, one fsync);
-// alone, an update is not delayed.
+// Ticket updates (triage results, status changes) in shared transactions (shared-transactions.ts):
+// the updates of one batch are decided and written in one transaction of two round trips.
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { currentTraceparent } from '@support-agent/shared';
 import { toOutboxMessage, type TicketEvent } from '../../domain/events.js';
 import type { TicketChange, UpdateOutcome } from '../../domain/ports.js';
 import type { Ticket } from '../../domain/ticket.js';
+import type { SharedResult } from './shared-transactions.js';
 
 /** One call of TicketRepository.update. */
 export interface UpdateRequest {
@@ -19,60 +17,7 @@ export interface UpdateRequest {
 }
 
 /** What a shared transaction reports for one request: its outcome, or the error its decide threw. */
-export type UpdateResult = { outcome: UpdateOutcome } | { error: unknown };
-
-interface Queued {
-  request: UpdateRequest;
-  resolve: (outcome: UpdateOutcome) => void;
-  reject: (err: unknown) => void;
-}
-
-/**
- * Runs update requests through `commit` (one transaction per batch): at most `parallel`
- * batches in flight; what arrives meanwhile waits and becomes the next batch (up to `maxBatch`).
- */
-export class UpdateBatcher {
-  private queue: Queued[] = [];
-  private inFlight = 0;
-
-  constructor(
-    private readonly commit: (requests: UpdateRequest[]) => Promise<UpdateResult[]>,
-    private readonly maxBatch = 100,
-    private readonly parallel = 2,
-  ) {}
-
-  submit(request: UpdateRequest): Promise<UpdateOutcome> {
-    const traced = { ...request, traceparent: currentTraceparent() };
-    return new Promise((resolve, reject) => {
-      this.queue.push({ request: traced, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.inFlight < this.parallel && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      this.inFlight++;
-      void this.run(batch).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
-    }
-  }
-
-  private async run(batch: Queued[]): Promise<void> {
-    try {
-      const results = await this.commit(batch.map((q) => q.request));
-      batch.forEach((q, i) => {
-        const r = results[i]!;
-        if ('outcome' in r) q.resolve(r.outcome);
-        else q.reject(r.error);
-      });
-    } catch (err) {
-      for (const q of batch) q.reject(err);
-    }
-  }
-}
+export type UpdateResult = SharedResult<UpdateOutcome>;
 
 interface TicketRow extends RowDataPacket {
   id: number | string;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import {
+  currentTraceparent,
   isDuplicateKeyError,
   mapMysqlErrors,
   mysqlUnavailable,
@@ -10,7 +11,7 @@ import {
   type Pool,
   type TransactionOptions,
 } from '@support-agent/shared';
-import { toOutboxMessage, type OutboxMessage, type TicketEvent } from '../../domain/events.js';
+import type { OutboxMessage, TicketEvent } from '../../domain/events.js';
 import type {
   InsertOutcome,
   ListQuery,
@@ -27,12 +28,26 @@ import type {
   TicketPriority,
   TicketStatus,
 } from '../../domain/ticket.js';
-import { UpdateBatcher, updateInOneTransaction } from './batched-updates.js';
+import {
+  createInOneTransaction,
+  createRequest,
+  findTakenKeys,
+  type CreateRequest,
+  type StatementParam,
+} from './batched-creates.js';
+import { updateInOneTransaction, type UpdateRequest } from './batched-updates.js';
+import { SharedTransactions, type SharedResult } from './shared-transactions.js';
 import { SCHEMA } from './migrations.js';
 
 const TICKET_COLUMNS =
   'id, org_id, content, author_name, idempotency_key, status, priority, category, ai_summary, ai_answer, created_at, updated_at';
 
+/**
+ * Creates per shared transaction at most (CREATE_BATCH). 100 creates at the content limit make
+ * a query of ≈ 3.5 MB (content and event payload each up to 16 KB), well under
+ * max_allowed_packet (16 MB on MariaDB, 64 MB on MySQL 8).
+ */
+export const DEFAULT_CREATE_BATCH = 100;
 const CURSOR_SECRET_NAME = 'cursor_hmac';
 const PURGE_CHUNK = 1_000;
 /**
@@ -58,9 +73,6 @@ interface TicketRow extends RowDataPacket {
   updated_at: Date;
 }
 
-/** A parameter of a prepared statement. */
-type StatementParam = string | number | Date | Buffer | null;
-
 interface OutboxRow extends RowDataPacket {
   id: number | string;
   event_id: string;
@@ -72,24 +84,32 @@ interface OutboxRow extends RowDataPacket {
 /** Tickets in MySQL 8 / MariaDB: the production store. */
 export class MysqlTicketRepository implements TicketRepository {
   private secret: Buffer | undefined;
-  private readonly updates = new UpdateBatcher((requests) =>
+  private readonly updates = new SharedTransactions<UpdateRequest, UpdateOutcome>((requests) =>
     this.transaction(
       (conn) =>
         updateInOneTransaction(conn, requests, TICKET_COLUMNS, (row) => toTicket(row as TicketRow)),
       { inOneQuery: true, retryDuplicates: true },
     ),
   );
+  /** Shared transactions for creates; undefined when each create goes on its own. */
+  private readonly creates: SharedTransactions<CreateRequest, InsertOutcome> | undefined;
 
   private constructor(
     private readonly pool: Pool,
     private readonly logger: Logger,
-  ) {}
+    createBatch: number,
+  ) {
+    this.creates =
+      createBatch > 1
+        ? new SharedTransactions((requests) => this.insertTogether(requests), createBatch)
+        : undefined;
+  }
 
   /** Connects (waiting for the server), applies migrations and makes sure the cursor secret exists. */
   static async open(
     url: string,
     logger: Logger,
-    options: { poolSize?: number; connectTimeoutMs?: number } = {},
+    options: { poolSize?: number; connectTimeoutMs?: number; createBatch?: number } = {},
   ): Promise<MysqlTicketRepository> {
     const pool = await openMysql(url, logger, {
       schema: SCHEMA,
@@ -100,7 +120,11 @@ export class MysqlTicketRepository implements TicketRepository {
       pool: { multipleStatements: true },
     });
     try {
-      const repo = new MysqlTicketRepository(pool, logger);
+      const repo = new MysqlTicketRepository(
+        pool,
+        logger,
+        options.createBatch ?? DEFAULT_CREATE_BATCH,
+      );
       await repo.cursorSecret();
       return repo;
     } catch (err) {
@@ -110,65 +134,63 @@ export class MysqlTicketRepository implements TicketRepository {
   }
 
   /**
-   * A new ticket and its events in one round trip: START TRANSACTION, the ticket, its outbox
-   * rows and COMMIT go as one multi-statement query (they were four round trips, each a socket
-   * write and a wake-up of both processes; docs/performance.md has the numbers). The events are
-   * serialized before the store assigns the id, with a placeholder in the envelope's
-   * `ticket_id` that the statement replaces by the new id, so the payload is byte for byte
-   * what JSON.stringify makes of the event with its real id.
+   * A new ticket and its events. Creates arriving while earlier ones are being committed wait
+   * and go together (batched-creates.ts): one multi-statement query, START TRANSACTION, each
+   * ticket with its outbox rows, COMMIT; one socket write and one commit for the batch (a
+   * create alone is one round trip, as before). With `createBatch` 1, each create on its own.
    */
-  async insert(
-    draft: TicketDraft,
-    eventsFor: (ticket: Ticket) => TicketEvent[],
-  ): Promise<InsertOutcome> {
-    const events = eventsFor({ ...draft, id: ID_PLACEHOLDER });
-    const outbox = events.map((e): StatementParam[] => {
-      const m = toOutboxMessage(e);
-      const [before, after] = splitAtTicketId(m.payload);
-      return [m.eventId, m.subject, before, after, draft.createdAt, m.traceparent ?? null];
+  insert(draft: TicketDraft, eventsFor: (ticket: Ticket) => TicketEvent[]): Promise<InsertOutcome> {
+    const request = createRequest(draft, eventsFor);
+    if (this.creates) return this.creates.submit(request);
+    return this.insertTogether([request]).then(([result]) => {
+      if ('outcome' in result!) return result.outcome;
+      throw result!.error;
     });
-    const sql = [
-      'START TRANSACTION',
-      `INSERT INTO tickets (org_id, content, author_name, idempotency_key, status, priority, category,
-                            ai_summary, ai_answer, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      'SET @ticket_id = LAST_INSERT_ID()',
-      ...(outbox.length > 0
-        ? [outboxInsert(outbox.length, '(?, ?, CONCAT(?, @ticket_id, ?), ?, ?)')]
-        : []),
-      'COMMIT',
-    ].join(';\n');
-    const params: StatementParam[] = [
-      draft.orgId,
-      draft.content,
-      draft.authorName,
-      draft.idempotencyKey,
-      draft.status,
-      draft.priority,
-      draft.category,
-      draft.aiSummary,
-      draft.aiAnswer,
-      draft.createdAt,
-      draft.updatedAt,
-      ...outbox.flat(),
-    ];
+  }
+
+  /**
+   * Writes a batch of creates in one transaction, again after a deadlock. A key taken outside
+   * the batch (another replica, a cache that expired) fails the batch's query with a duplicate
+   * key: the next attempt looks the batch's keys up first and answers those as duplicates. If
+   * a duplicate still fails it, each create runs on its own, as a lone create does.
+   */
+  private async insertTogether(requests: CreateRequest[]): Promise<SharedResult<InsertOutcome>[]> {
+    let taken: Map<string, number> | undefined;
+    let lookUp = false;
     try {
-      return await this.transaction(
+      const outcomes = await this.transaction(
         async (conn) => {
-          const [results] = await conn.query<ResultSetHeader[]>(sql, params);
-          const ticket: Ticket = { ...draft, id: Number(results[1]!.insertId) };
-          return { kind: 'created', ticket } as const;
+          if (lookUp) taken = await findTakenKeys(conn, requests);
+          try {
+            return await createInOneTransaction(conn, requests, taken);
+          } catch (err) {
+            if (isDuplicateKeyError(err)) lookUp = true;
+            throw err;
+          }
         },
-        { inOneQuery: true },
+        { inOneQuery: true, retryDuplicates: true },
       );
+      return outcomes.map((outcome) => ({ outcome }));
     } catch (err) {
-      // Another call took the key between our check and our insert: theirs wins.
-      if (isDuplicateKeyError(err) && draft.idempotencyKey !== null) {
-        const existing = await this.findIdByIdempotencyKey(draft.orgId, draft.idempotencyKey);
-        if (existing !== undefined) return { kind: 'duplicate', ticketId: existing };
-      }
-      throw err;
+      if (!isDuplicateKeyError(err)) throw err;
+      if (requests.length === 1) return [await this.settleDuplicate(requests[0]!, err)];
+      return (await Promise.all(requests.map((r) => this.insertTogether([r])))).flat();
     }
+  }
+
+  /** A lone create that lost its key to another call: theirs wins. */
+  private async settleDuplicate(
+    request: CreateRequest,
+    err: unknown,
+  ): Promise<SharedResult<InsertOutcome>> {
+    const { orgId, idempotencyKey } = request.draft;
+    const existing =
+      idempotencyKey === null
+        ? undefined
+        : await this.findIdByIdempotencyKey(orgId, idempotencyKey);
+    return existing === undefined
+      ? { error: err }
+      : { outcome: { kind: 'duplicate', ticketId: existing } };
   }
 
   async findIdByIdempotencyKey(orgId: string, key: string): Promise<number | undefined> {
@@ -226,7 +248,14 @@ export class MysqlTicketRepository implements TicketRepository {
     decide: (current: Ticket) => TicketChange | null,
     options: { onceKey?: string } = {},
   ): Promise<UpdateOutcome> {
-    return this.updates.submit({ orgId, ticketId, decide, onceKey: options.onceKey });
+    return this.updates.submit({
+      orgId,
+      ticketId,
+      decide,
+      onceKey: options.onceKey,
+      // The trace of the caller, for its events (the batch runs in another caller's context).
+      traceparent: currentTraceparent(),
+    });
   }
 
   async cursorSecret(): Promise<Buffer> {
@@ -355,27 +384,6 @@ export class MysqlTicketRepository implements TicketRepository {
         this.logger.warn({ code, attempt }, 'transaction conflict; retrying'),
     });
   }
-}
-
-/** The outbox INSERT of `rows` rows, each written as `row` (its five columns' values). */
-function outboxInsert(rows: number, row: string): string {
-  return `INSERT INTO tickets_outbox (event_id, subject, payload, created_at, traceparent) VALUES ${Array(rows).fill(row).join(', ')}`;
-}
-
-/** The id events are serialized with before the store assigns the real one (ids start at 1). */
-const ID_PLACEHOLDER = 0;
-const ID_FIELD = `"ticket_id":${ID_PLACEHOLDER}`;
-
-/**
- * An event's JSON cut around the value of its envelope's `ticket_id`. JSON.stringify writes
- * the envelope's keys first and escapes every quote inside strings, so the first
- * `"ticket_id":0` is the envelope's own (the id appears nowhere else in an event).
- */
-export function splitAtTicketId(payload: string): [string, string] {
-  const at = payload.indexOf(ID_FIELD);
-  if (at < 0) throw new Error('event payload without an envelope ticket_id');
-  const cut = at + ID_FIELD.length - String(ID_PLACEHOLDER).length;
-  return [payload.slice(0, cut), payload.slice(at + ID_FIELD.length)];
 }
 
 function toTicket(row: TicketRow): Ticket {
