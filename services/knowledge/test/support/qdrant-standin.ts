@@ -361,12 +361,7 @@ export class QdrantStandIn {
     allowed: Set<string>,
   ): { point: Point; score: number }[] {
     const limit = typeof q.limit === 'number' ? q.limit : 10;
-    const prefetch =
-      q.prefetch === undefined || q.prefetch === null
-        ? []
-        : Array.isArray(q.prefetch)
-          ? q.prefetch
-          : [q.prefetch];
+    const prefetch = prefetchesOf(q);
     if (prefetch.length === 0)
       return this.nearest(c, q).filter((s) => allowed.has(String(s.point.id)));
     const lists = (prefetch as Record<string, unknown>[]).map((p) => this.scored(c, p, allowed));
@@ -601,12 +596,7 @@ export function requestsWithoutOrgFilter(requests: RecordedRequest[]): string[] 
     if (op === 'query') {
       // Every prefetch, nested ones included, must carry the filter itself.
       const check = (q: Record<string, unknown>) => {
-        const prefetch =
-          q.prefetch === undefined || q.prefetch === null
-            ? []
-            : Array.isArray(q.prefetch)
-              ? q.prefetch
-              : [q.prefetch];
+        const prefetch = prefetchesOf(q);
         for (const p of prefetch as Record<string, unknown>[]) {
           if (!hasOrgCondition(p.filter))
             problems.push(`${r.method} ${r.path}: prefetch without org_id filter`);
@@ -628,4 +618,10 @@ function hasOrgCondition(filter: unknown): boolean {
       cond.key === 'org_id' && typeof cond.match?.value === 'string' && cond.match.value.length > 0
     );
   });
+}
+
+/** A Query API request's `prefetch`: absent, one object or a list of them. */
+function prefetchesOf(q: Record<string, unknown>): unknown[] {
+  if (q.prefetch === undefined || q.prefetch === null) return [];
+  return Array.isArray(q.prefetch) ? q.prefetch : [q.prefetch];
 }
