@@ -32,6 +32,19 @@ async function listAll(
   return all;
 }
 
+/** `n` tickets of the org created one after the other, contents `${prefix} 0` …; their ids. */
+async function createOneByOne(
+  client: TicketsClient,
+  orgId: string,
+  n: number,
+  prefix: string,
+): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++)
+    ids.push((await client.createTicket({ orgId, content: `${prefix} ${i}` })).ticketId);
+  return ids;
+}
+
 function assertNewestFirst(list: tickets.Ticket[]): void {
   for (let i = 1; i < list.length; i++) {
     const a = list[i - 1]!;
@@ -662,9 +675,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
     describe('ApplyTriage under load', () => {
       it('when triage results for many tickets, each sent twice, arrive at once with one for an unknown ticket, then each ticket is triaged once, the repeat reports applied false, and only the unknown one fails', async () => {
         const orgId = newOrg();
-        const ids: number[] = [];
-        for (let i = 0; i < 20; i++)
-          ids.push((await client.createTicket({ orgId, content: `question ${i}` })).ticketId);
+        const ids = await createOneByOne(client, orgId, 20, 'question');
         const triage = (ticketId: number, i: number) => ({
           orgId,
           ticketId,
@@ -729,9 +740,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
     describe('ApplyTriage and status changes together', () => {
       it('when status changes that are not allowed arrive together with triage results for the same tickets, then only they fail', async () => {
         const orgId = newOrg();
-        const ids: number[] = [];
-        for (let i = 0; i < 5; i++)
-          ids.push((await client.createTicket({ orgId, content: `together ${i}` })).ticketId);
+        const ids = await createOneByOne(client, orgId, 5, 'together');
         const results = await Promise.allSettled(
           ids.flatMap((ticketId) => [
             client.updateTicketStatus({ orgId, ticketId, status: 'closed' }),

@@ -372,9 +372,7 @@ export class MysqlTicketRepository implements TicketRepository {
   /** Runs `fn` in a transaction, again after a deadlock unless told not to (side effects). */
   private transaction<T>(
     fn: (conn: PoolConnection) => Promise<T>,
-    options: Pick<TransactionOptions, 'isolation' | 'inOneQuery' | 'retryDuplicates'> & {
-      retry?: boolean;
-    } = {},
+    options: Pick<TransactionOptions, 'inOneQuery' | 'retryDuplicates'> & { retry?: boolean } = {},
   ): Promise<T> {
     return withTransaction(this.pool, fn, {
       ...options,
