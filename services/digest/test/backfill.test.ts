@@ -2,13 +2,10 @@
 // aggregates the live consumer built.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase } from '../../../test/support/mysql.js';
-import { startNats, type NatsHandle } from '../../../test/support/backends.js';
+import type { NatsHandle } from '../../../test/support/backends.js';
 import { addDays, lastCompleteWeek, weekStartOf } from '../src/domain/iso-week.js';
 import {
   EventPublisher,
@@ -18,9 +15,12 @@ import {
   processedCount,
   queryRows,
   startDigest,
+  startOwnBackends,
   statusChangedEvent,
   ticketEvents,
+  type OwnBackends,
   type RunningDigest,
+  type TestDatabase,
   type TicketEventEnvelope,
 } from './helpers.js';
 
@@ -58,9 +58,9 @@ interface Snapshot {
 }
 
 describe('backfill', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let ticketsDb: Awaited<ReturnType<typeof createTestDatabase>>;
-  let dir: string;
+  let own: OwnBackends;
+  let db: TestDatabase;
+  let ticketsDb: TestDatabase;
   let nats: NatsHandle;
   let svc: RunningDigest | undefined;
   let env: Record<string, string>;
@@ -88,10 +88,9 @@ describe('backfill', () => {
   }
 
   before(async () => {
-    db = await createTestDatabase('digest_bf');
+    own = await startOwnBackends('bf');
+    ({ db, nats } = own);
     ticketsDb = await createTestDatabase('tickets_bf');
-    dir = mkdtempSync(join(tmpdir(), 'digest-bf-'));
-    nats = await startNats(dir);
     env = { MYSQL_URL: db.url, NATS_URL: nats.url };
 
     // Tickets over four weeks; some staff status changes; every event also stored twice.
@@ -126,10 +125,8 @@ describe('backfill', () => {
 
   after(async () => {
     await svc?.stop();
-    await nats?.stop();
-    await db?.drop();
+    await own?.stop();
     await ticketsDb?.drop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('when the stream is replayed from the start, then the aggregates are identical to the live consumer', async () => {

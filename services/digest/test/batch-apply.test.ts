@@ -3,12 +3,8 @@
 // new tickets and event ids, and a restart between batches (nats-outage.test.ts kills NATS with
 // batches in hand).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createTestDatabase } from '../../../test/support/mysql.js';
-import { freePort, startNats, type NatsHandle } from '../../../test/support/backends.js';
+import { freePort, type NatsHandle } from '../../../test/support/backends.js';
 import { MysqlDigestRepository } from '../src/data-access/mysql/digest-repository.js';
 import { parseTicketEvent, type TicketEvent } from '../src/domain/events.js';
 import { lastCompleteWeek } from '../src/domain/iso-week.js';
@@ -22,10 +18,13 @@ import {
   queryRows,
   scrapeMetrics,
   startDigest,
+  startOwnBackends,
   testLogger,
   ticketEvents,
   weekCounts,
+  type OwnBackends,
   type RunningDigest,
+  type TestDatabase,
   type TicketEventEnvelope,
 } from './helpers.js';
 
@@ -37,26 +36,23 @@ function parsed(envelope: TicketEventEnvelope): TicketEvent {
 }
 
 describe('batched aggregation', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let repo: MysqlDigestRepository;
-  let dir: string;
+  let own: OwnBackends;
+  let db: TestDatabase;
   let nats: NatsHandle;
+  let repo: MysqlDigestRepository;
   const running: RunningDigest[] = [];
   const lastWeek = lastCompleteWeek(new Date());
 
   before(async () => {
-    db = await createTestDatabase('digest_batch');
+    own = await startOwnBackends('batch');
+    ({ db, nats } = own);
     repo = await MysqlDigestRepository.open(db.url, testLogger);
-    dir = mkdtempSync(join(tmpdir(), 'digest-batch-'));
-    nats = await startNats(dir);
   });
 
   after(async () => {
     for (const r of running) await r.stop();
     await repo?.close();
-    await nats?.stop();
-    await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    await own?.stop();
   });
 
   it('when one batch holds tickets created, triaged and resolved, plus repeats, then each ticket is folded from all its events, counted once, and the repeats are duplicates', async () => {

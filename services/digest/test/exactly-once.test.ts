@@ -1,12 +1,8 @@
 // Exactly-once counting: every event delivered twice (JetStream dedupe inside the window, stored
 // copies beyond it), the consumer restarted mid-stream, the database failing for a while.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createTestDatabase } from '../../../test/support/mysql.js';
-import { freePort, startNats, type NatsHandle } from '../../../test/support/backends.js';
+import { freePort } from '../../../test/support/backends.js';
 import { lastCompleteWeek } from '../src/domain/iso-week.js';
 import {
   EventPublisher,
@@ -18,28 +14,28 @@ import {
   queryRows,
   scrapeMetrics,
   startDigest,
+  startOwnBackends,
   ticketEvents,
   weekCounts,
+  type OwnBackends,
   type RunningDigest,
+  type TestDatabase,
   type TicketEventEnvelope,
 } from './helpers.js';
 
 describe('exactly-once aggregation', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let own: OwnBackends;
+  let db: TestDatabase;
   let publisher: EventPublisher;
   let env: Record<string, string>;
   const running: RunningDigest[] = [];
   const lastWeek = lastCompleteWeek(new Date());
 
-  // An own NATS server: the metrics asserted below count every event of the stream.
-  let dir: string;
-  let nats: NatsHandle;
-
   before(async () => {
-    db = await createTestDatabase('digest_once');
-    dir = mkdtempSync(join(tmpdir(), 'digest-once-'));
-    nats = await startNats(dir);
-    const natsUrl = nats.url;
+    // An own NATS server: the metrics asserted below count every event of the stream.
+    own = await startOwnBackends('once');
+    db = own.db;
+    const natsUrl = own.nats.url;
     publisher = await EventPublisher.connect(natsUrl);
     env = {
       MYSQL_URL: db.url,
@@ -55,9 +51,7 @@ describe('exactly-once aggregation', () => {
   after(async () => {
     for (const r of running) await r.stop();
     await publisher?.close();
-    await nats?.stop();
-    await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    await own?.stop();
   });
 
   async function startWithMetrics(): Promise<RunningDigest & { metricsPort: number }> {

@@ -1,9 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ServerUnaryCall, sendUnaryData, ServiceError } from '@grpc/grpc-js';
+import { startNats, type NatsHandle } from '../../../test/support/backends.js';
 import { createdEnvelope, type EventEnvelope } from '../../../test/support/events.js';
 import { startStubServer } from '../../../test/support/grpc-stub.js';
+import { createTestDatabase } from '../../../test/support/mysql.js';
 import { queryRows } from '../../../test/support/pipeline.js';
 import { createLogger, type GrpcServerHandle } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
@@ -16,6 +21,42 @@ import type { SummaryTopic } from '../src/domain/digest-summary.js';
 export { assertAppError, eventually, newOrg, requireEnv } from '../../../test/support/testing.js';
 
 export const testLogger = createLogger('digest-test', process.env.TEST_LOG_LEVEL ?? 'silent');
+
+export type TestDatabase = Awaited<ReturnType<typeof createTestDatabase>>;
+
+/** A suite's own database and NATS server; stop() stops NATS and drops and removes both. */
+export interface OwnBackends {
+  db: TestDatabase;
+  nats: NatsHandle;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a database `digest_<name>_…` and a NATS server (store under a temporary directory
+ * `digest-<name>-…`) for suites that kill NATS or count every event of the stream.
+ */
+export async function startOwnBackends(name: string): Promise<OwnBackends> {
+  const db = await createTestDatabase(`digest_${name}`);
+  const dir = mkdtempSync(join(tmpdir(), `digest-${name}-`));
+  const removeDir = () => rmSync(dir, { recursive: true, force: true });
+  let nats: NatsHandle;
+  try {
+    nats = await startNats(dir);
+  } catch (err) {
+    await db.drop();
+    removeDir();
+    throw err;
+  }
+  return {
+    db,
+    nats,
+    async stop() {
+      await nats.stop();
+      await db.drop();
+      removeDir();
+    },
+  };
+}
 
 /** A durable consumer of this test only: the shared TICKETS stream also carries other suites' events. */
 export function newConsumerName(): string {

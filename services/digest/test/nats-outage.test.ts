@@ -1,11 +1,7 @@
 // NATS stops (killed) while events are pending and comes back: every ticket is counted once.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createTestDatabase } from '../../../test/support/mysql.js';
-import { freePort, startNats, type NatsHandle } from '../../../test/support/backends.js';
+import { freePort, type NatsHandle } from '../../../test/support/backends.js';
 import { lastCompleteWeek } from '../src/domain/iso-week.js';
 import {
   EventPublisher,
@@ -15,28 +11,28 @@ import {
   processedCount,
   scrapeMetrics,
   startDigest,
+  startOwnBackends,
   ticketEvents,
   weekCounts,
+  type OwnBackends,
   type RunningDigest,
+  type TestDatabase,
 } from './helpers.js';
 
 describe('NATS outage', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let dir: string;
+  let own: OwnBackends;
+  let db: TestDatabase;
   let nats: NatsHandle;
   let svc: RunningDigest | undefined;
 
   before(async () => {
-    db = await createTestDatabase('digest_nats');
-    dir = mkdtempSync(join(tmpdir(), 'digest-nats-'));
-    nats = await startNats(dir);
+    own = await startOwnBackends('nats');
+    ({ db, nats } = own);
   });
 
   after(async () => {
     await svc?.stop();
-    await nats?.stop();
-    await db?.drop();
-    rmSync(dir, { recursive: true, force: true });
+    await own?.stop();
   });
 
   const WORKERS = 4;
