@@ -11,21 +11,15 @@
 import autocannon from 'autocannon';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { join, resolve } from 'node:path';
 import { ensureBackendPackages, startBackends } from '../test/support/backends.js';
 import { ServiceProcess } from '../test/support/process.js';
-import { ALL_SCOPES, Stack, api, freePort } from '../test/support/stack.js';
+import { ALL_SCOPES, Stack, api } from '../test/support/stack.js';
 import { CpuMeter, median, UNLIMITED } from './lib/measure.js';
+import { otherBuildArgs, startOtherGateway, untilReady } from './lib/other-gateway.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
 
-const other = process.argv[2];
-if (!other) {
-  console.error('usage: gateway-ab.ts <other gateway dir> [seconds] [rounds]');
-  process.exit(2);
-}
-const seconds = Number(process.argv[3] ?? 8);
-const rounds = Number(process.argv[4] ?? 6);
+const { other, seconds, rounds } = otherBuildArgs('gateway-ab.ts', 6);
 const kbEntries = Number(process.env.KB_ENTRIES ?? 1000);
 const connections = Number(process.env.CONNECTIONS ?? 32);
 
@@ -44,24 +38,11 @@ let b: ServiceProcess | undefined;
 try {
   await stack.start();
   const key = await stack.orgWithKey('bench', ALL_SCOPES, UNLIMITED);
-  const port = await freePort();
   // The same environment as this build's gateway, on ports of its own.
-  b = new ServiceProcess(
-    'gateway-b',
-    relative(resolve('services'), resolve(other)),
-    {
-      ...stack.gateways[0]!.env,
-      PORT: String(port),
-      ADMIN_PORT: String(await freePort()),
-      METRICS_PORT: String(await freePort()),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    },
-    join(dir, 'logs'),
-  );
-  b.start();
-  const urls = { A: stack.baseUrl(), B: `http://127.0.0.1:${port}` };
-  for (let i = 0; i < 150 && !(await fetch(`${urls.B}/readyz`).catch(() => undefined))?.ok; i++)
-    await sleep(200);
+  const started = await startOtherGateway(other, stack.gateways[0]!.env, join(dir, 'logs'));
+  b = started.proc;
+  const urls = { A: stack.baseUrl(), B: started.url };
+  await untilReady(urls.B);
 
   const entries = Array.from({ length: kbEntries }, (_, i) => entry(i));
   for (let i = 0; i < entries.length; i += 1000)

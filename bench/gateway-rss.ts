@@ -14,23 +14,18 @@ import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureBackendPackages, startBackends } from '../test/support/backends.js';
 import { ServiceProcess } from '../test/support/process.js';
-import { ALL_SCOPES, Stack, api, freePort } from '../test/support/stack.js';
+import { ALL_SCOPES, Stack, api } from '../test/support/stack.js';
 import { CpuMeter, RssSampler, UNLIMITED, median, type ProcessRef } from './lib/measure.js';
 import { envAssignments } from './lib/experiment.js';
+import { otherBuildArgs, startOtherGateway, untilReady } from './lib/other-gateway.js';
 import { mondayOf, ticketTexts } from './lib/seed.js';
 import { entry, queryFor, random } from './synthetic-kb.js';
 
-const other = process.argv[2];
-if (!other) {
-  console.error('usage: gateway-rss.ts <other gateway dir> [seconds] [rounds]');
-  process.exit(2);
-}
-const seconds = Number(process.argv[3] ?? 8);
-const rounds = Number(process.argv[4] ?? 3);
+const { other, seconds, rounds } = otherBuildArgs('gateway-rss.ts', 3);
 const connections = Number(process.env.CONNECTIONS ?? 32);
 const ops = (process.env.OPS ?? 'search,faq,list,create').split(',');
 const seedTickets = Number(process.env.SEED_TICKETS ?? 1000);
@@ -57,28 +52,18 @@ try {
     await a.stop();
     a.start(envAssignments(process.env.SERVICE_ENV_A));
   }
-  const port = await freePort();
-  b = new ServiceProcess(
-    'gateway-b',
-    relative(resolve('services'), resolve(other)),
-    {
-      ...a.env,
-      PORT: String(port),
-      ADMIN_PORT: String(await freePort()),
-      METRICS_PORT: String(await freePort()),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      ...envAssignments(process.env.SERVICE_ENV_B),
-    },
+  const started = await startOtherGateway(
+    other,
+    a.env,
     join(dir, 'logs'),
+    envAssignments(process.env.SERVICE_ENV_B),
   );
-  b.start();
+  b = started.proc;
   const gateways = {
     A: { proc: a, url: stack.baseUrl() },
-    B: { proc: b, url: `http://127.0.0.1:${port}` },
+    B: { proc: b, url: started.url },
   };
-  for (const g of Object.values(gateways))
-    for (let i = 0; i < 150 && !(await fetch(`${g.url}/readyz`).catch(() => undefined))?.ok; i++)
-      await sleep(200);
+  for (const g of Object.values(gateways)) await untilReady(g.url);
 
   // The bench's set-up: 1,000 KB entries, SEED_TICKETS tickets through the API, their week's digest.
   const entries = Array.from({ length: 1000 }, (_, i) => entry(i));
@@ -171,7 +156,7 @@ try {
   for (let round = 1; round <= rounds; round++)
     for (const op of ops) {
       await Promise.all([load(gateways.A.url, op, 2), load(gateways.B.url, op, 2)]);
-      await memPeaks(a, b);
+      await memPeaks(a, gateways.B.proc);
       const rss = new RssSampler(refs).start();
       const cpu = new CpuMeter(refs).start();
       const [ra, rb] = await Promise.all([
@@ -180,7 +165,7 @@ try {
       ]);
       const peak = rss.stop();
       const cpuMs = cpu.perRequest(1);
-      const [ma, mb] = await memPeaks(a, b);
+      const [ma, mb] = await memPeaks(a, gateways.B.proc);
       const r = (rows[op] ??= { A: [], B: [] });
       for (const [name, res, mem] of [
         ['A', ra, ma!],

@@ -1,7 +1,7 @@
-import { invalidRequest } from '@support-agent/shared';
+import { codePointLength, invalidRequest } from '@support-agent/shared';
 import { fingerprintKey } from './fingerprint.js';
 import type { EmbeddingProvider } from './ports.js';
-import { codePointLength, LIMITS, validateBatchSize } from './validation.js';
+import { LIMITS, validateBatchSize } from './validation.js';
 
 export interface EmbedOutcome {
   vectors: Float32Array[];

@@ -130,16 +130,6 @@ export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return s;
 }
 
-/** IDF per query term id for an organization's statistics. */
-export function queryIdf(
-  query: QueryTerm[],
-  stats: Pick<CandidateSet, 'docCount' | 'documentFrequency'>,
-): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const t of query) out.set(t.id, idf(stats.docCount, stats.documentFrequency.get(t.id) ?? 0));
-  return out;
-}
-
 /** IDF of each query term, in the query's order. */
 export function termIdfs(
   query: readonly QueryTerm[],

@@ -20,8 +20,6 @@ export const LIMITS = {
 const ORG_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-export { codePointLength, isBlank };
-
 export function validateOrgId(value: string | undefined): string {
   if (isBlank(value)) throw invalidRequest('org_id is required', 'org_id');
   if (codePointLength(value!) > LIMITS.orgIdMax || !ORG_ID.test(value!)) {
