@@ -86,7 +86,6 @@ try {
     },
   };
 
-  await restartWith({});
   const rate: Partial<Record<Op, number>> = {};
   for (const op of OPS) {
     const fixed = Number(process.env.RATE ?? 0);
