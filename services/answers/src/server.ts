@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import {
-  Closers,
   createLogger,
-  once,
+  gracefulStop,
   openAiConfigured,
+  openWithClosers,
   redactUrl,
-  startGrpcServer,
+  serveGrpc,
   type Logger,
 } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
@@ -48,8 +48,7 @@ export async function start(
   logger: Logger = createLogger('answers', config.LOG_LEVEL),
   options: StartOptions = {},
 ): Promise<AnswersServer> {
-  const closers = new Closers(logger);
-  try {
+  return openWithClosers(logger, async (closers) => {
     const now = options.now ?? (() => new Date());
     const ledger = meteredLedger(await openLedger(config, logger));
     closers.push(() => ledger.close());
@@ -102,16 +101,9 @@ export async function start(
     const sweeper = startSweeper(ledger, logger, now, config.RESERVATION_TTL_MS);
     closers.push(() => sweeper.stop());
 
-    const grpc = await startGrpcServer({
-      host: config.ANSWERS_ADDR.host,
-      port: config.ANSWERS_ADDR.port,
-      services: [
-        {
-          definition: answers.AnswersServiceService,
-          implementation: createAnswersHandlers(deps, logger),
-        },
-      ],
-      logger,
+    const grpc = await serveGrpc('answers', config.ANSWERS_ADDR, logger, {
+      definition: answers.AnswersServiceService,
+      implementation: createAnswersHandlers(deps, logger),
     });
     closers.push(() => grpc.stop(0));
 
@@ -140,25 +132,12 @@ export async function start(
     const lagTimer = setInterval(() => void consumer.refreshLag(), LAG_POLL_MS);
     lagTimer.unref();
     closers.push(() => clearInterval(lagTimer));
-    logger.info(
-      { address: `${config.ANSWERS_ADDR.host}:${grpc.port}` },
-      'answers service listening',
-    );
 
     return {
       port: grpc.port,
-      stop: once(async () => {
-        grpc.health.setServing(false);
-        await consumer.stop();
-        await grpc.stop(config.SHUTDOWN_GRACE_MS);
-        await closers.closeAll();
-        logger.info('answers service stopped');
-      }),
+      stop: gracefulStop('answers', grpc, config.SHUTDOWN_GRACE_MS, closers, () => consumer.stop()),
     };
-  } catch (err) {
-    await closers.closeAll();
-    throw err;
-  }
+  });
 }
 
 /** MySQL when MYSQL_URL is set, the embedded journal otherwise (config guarantees EMBEDDED then). */

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import {
-  Closers,
   createLogger,
-  once,
+  gracefulStop,
   openAiConfigured,
+  openWithClosers,
+  serveGrpc,
   serveMetrics,
-  startGrpcServer,
   type Logger,
 } from '@support-agent/shared';
 import { digest } from '@support-agent/proto';
@@ -50,8 +50,7 @@ export async function start(
   options: StartOptions = {},
 ): Promise<DigestServer> {
   const now = options.now ?? (() => new Date());
-  const closers = new Closers(logger);
-  try {
+  return openWithClosers(logger, async (closers) => {
     const metrics = new DigestMetrics();
     const repo = await openRepository(config, logger);
     closers.push(() => repo.close());
@@ -79,19 +78,11 @@ export async function start(
     };
     const build = (orgId: string, weekStart: string) => buildDigest(buildDeps, orgId, weekStart);
 
-    const grpc = await startGrpcServer({
-      host: config.DIGEST_ADDR.host,
-      port: config.DIGEST_ADDR.port,
-      services: [
-        {
-          definition: digest.DigestServiceService,
-          implementation: createDigestHandlers({ store: repo, build, metrics, logger, now }),
-        },
-      ],
-      logger,
+    const grpc = await serveGrpc('digest', config.DIGEST_ADDR, logger, {
+      definition: digest.DigestServiceService,
+      implementation: createDigestHandlers({ store: repo, build, metrics, logger, now }),
     });
-    const stopGrpc = once(() => grpc.stop(config.SHUTDOWN_GRACE_MS));
-    closers.push(stopGrpc);
+    closers.push(() => grpc.stop(config.SHUTDOWN_GRACE_MS));
 
     const consumer = new TicketEventsConsumer(
       openEventSource(config, logger),
@@ -132,23 +123,14 @@ export async function start(
     );
     if (endpoint) closers.push(() => endpoint.close());
 
-    logger.info({ address: `${config.DIGEST_ADDR.host}:${grpc.port}` }, 'digest service listening');
-
     // Readiness fails first and in-flight calls drain; then the closers run in reverse order:
     // metrics, scheduler, lag poll, consumer (after its in-flight event), knowledge, store.
     return {
       port: grpc.port,
       metricsPort: endpoint?.port,
-      stop: once(async () => {
-        await stopGrpc();
-        await closers.closeAll();
-        logger.info('digest service stopped');
-      }),
+      stop: gracefulStop('digest', grpc, config.SHUTDOWN_GRACE_MS, closers),
     };
-  } catch (err) {
-    await closers.closeAll();
-    throw err;
-  }
+  });
 }
 
 export function digestSettings(config: DigestConfig): DigestSettings {

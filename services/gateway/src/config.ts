@@ -1,8 +1,8 @@
 import {
   backendUrl,
   commonEnv,
+  configLoader,
   intEnv,
-  loadConfig,
   metricsEnv,
   port,
   requiredUnlessEmbedded,
@@ -169,7 +169,4 @@ export const configSchema = z
 
 export type GatewayConfig = z.infer<typeof configSchema>;
 
-/** Reads and validates the gateway's environment; throws ConfigError with every problem. */
-export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return loadConfig(configSchema, env, { service: 'gateway' });
-}
+export const loadGatewayConfig = configLoader(configSchema, 'gateway');

@@ -1,7 +1,7 @@
 import {
   commonEnv,
+  configLoader,
   intEnv,
-  loadConfig,
   metricsEnv,
   openAiEnv,
   requiredUnlessEmbedded,
@@ -73,7 +73,4 @@ export const configSchema = z
 
 export type KnowledgeConfig = z.infer<typeof configSchema>;
 
-/** Reads and validates the environment; throws ConfigError listing every problem. */
-export function loadKnowledgeConfig(env: NodeJS.ProcessEnv = process.env): KnowledgeConfig {
-  return loadConfig(configSchema, env, { service: 'knowledge' });
-}
+export const loadKnowledgeConfig = configLoader(configSchema, 'knowledge');

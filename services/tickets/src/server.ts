@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import {
-  Closers,
   createLogger,
-  once,
+  gracefulStop,
+  openWithClosers,
   redactUrl,
-  startGrpcServer,
+  serveGrpc,
+  type Closers,
   type Logger,
 } from '@support-agent/shared';
 import { tickets } from '@support-agent/proto';
@@ -46,8 +47,7 @@ export async function start(
   config: TicketsConfig,
   logger: Logger = createLogger('tickets', config.LOG_LEVEL),
 ): Promise<TicketsServer> {
-  const closers = new Closers(logger);
-  try {
+  return openWithClosers(logger, async (closers) => {
     const { repo, idempotency, publisher } = await openAdapters(config, logger, closers);
     const relay = new OutboxRelay(repo, publisher, logger, {
       batchSize: config.OUTBOX_BATCH,
@@ -62,36 +62,17 @@ export async function start(
       eventsWritten: () => relay.notify(),
       now: () => new Date(),
     };
-    const grpc = await startGrpcServer({
-      host: config.TICKETS_ADDR.host,
-      port: config.TICKETS_ADDR.port,
-      services: [
-        {
-          definition: tickets.TicketsServiceService,
-          implementation: createTicketsHandlers(deps, logger),
-        },
-      ],
-      logger,
+    const grpc = await serveGrpc('tickets', config.TICKETS_ADDR, logger, {
+      definition: tickets.TicketsServiceService,
+      implementation: createTicketsHandlers(deps, logger),
     });
     relay.start();
     closers.push(() => relay.stop());
-    logger.info(
-      { address: `${config.TICKETS_ADDR.host}:${grpc.port}` },
-      'tickets service listening',
-    );
-
     return {
       port: grpc.port,
-      stop: once(async () => {
-        await grpc.stop(config.SHUTDOWN_GRACE_MS);
-        await closers.closeAll();
-        logger.info('tickets service stopped');
-      }),
+      stop: gracefulStop('tickets', grpc, config.SHUTDOWN_GRACE_MS, closers),
     };
-  } catch (err) {
-    await closers.closeAll();
-    throw err;
-  }
+  });
 }
 
 /** Real adapters where a URL is set, embedded ones otherwise (config guarantees EMBEDDED then). */
