@@ -5,6 +5,20 @@ import { startGrpcServer, type GrpcServerHandle, type ServiceBinding } from './g
 import { Closers, once } from './lifecycle.js';
 import type { Logger } from './logger.js';
 
+/** What a gRPC service's start() returns. */
+export interface GrpcServiceHandle {
+  /** The bound gRPC port (the real one when the service's `*_ADDR` asked for port 0). */
+  port: number;
+  /** Graceful, in gracefulStop's order; the service's start() says what drains. */
+  stop(): Promise<void>;
+}
+
+/** start() options of a service whose clock tests move. */
+export interface ClockOptions {
+  /** Defaults to the real clock. */
+  now?: () => Date;
+}
+
 /**
  * Starts `services` (plus health) on `address` and logs `<name> service listening` there. The
  * handle stops once: a later stop() (a closer run after the graceful one) waits for the first.

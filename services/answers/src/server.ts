@@ -6,6 +6,8 @@ import {
   openWithClosers,
   redactUrl,
   serveGrpc,
+  type ClockOptions,
+  type GrpcServiceHandle,
   type Logger,
 } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
@@ -30,23 +32,16 @@ const RESERVATION_RETENTION_MS = 35 * 24 * HOUR_MS;
 /** Refresh of the triage_consumer_pending gauge. */
 const LAG_POLL_MS = 5_000;
 
-export interface AnswersServer {
-  /** The bound gRPC port (the real one when ANSWERS_ADDR asked for port 0). */
-  port: number;
-  /** Graceful: health NOT_SERVING, triage drains, in-flight calls finish, then connections close. */
-  stop(): Promise<void>;
-}
+export type AnswersServer = GrpcServiceHandle;
 
-export interface StartOptions {
-  /** Clock for the ledger (tests move it); defaults to the real one. */
-  now?: () => Date;
-}
-
-/** Starts the answers service: ledger, gRPC server with health, sweeper, and the triage consumer. */
+/**
+ * Starts the answers service: ledger, gRPC server with health, sweeper, and the triage consumer;
+ * stop() drains triage before in-flight calls finish.
+ */
 export async function start(
   config: AnswersConfig,
   logger: Logger = createLogger('answers', config.LOG_LEVEL),
-  options: StartOptions = {},
+  options: ClockOptions = {},
 ): Promise<AnswersServer> {
   return openWithClosers(logger, async (closers) => {
     const now = options.now ?? (() => new Date());

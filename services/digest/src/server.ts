@@ -8,6 +8,8 @@ import {
   openWithClosers,
   serveGrpc,
   serveMetrics,
+  type ClockOptions,
+  type GrpcServiceHandle,
   type Logger,
 } from '@support-agent/shared';
 import { digest } from '@support-agent/proto';
@@ -29,25 +31,16 @@ import { createDigestHandlers } from './entry-points/grpc/digest-handlers.js';
 import { DigestMetrics } from './entry-points/metrics.js';
 import { WeeklyDigestScheduler } from './entry-points/scheduler.js';
 
-export interface DigestServer {
-  /** The bound gRPC port (the real one when DIGEST_ADDR asked for port 0). */
-  port: number;
+export interface DigestServer extends GrpcServiceHandle {
   /** The bound metrics port, undefined when METRICS_PORT (or DIGEST_METRICS_PORT) is 0. */
   metricsPort: number | undefined;
-  /** Graceful: health NOT_SERVING, in-flight calls finish, scheduler and consumer stop after their current work, connections close. */
-  stop(): Promise<void>;
-}
-
-export interface StartOptions {
-  /** The clock (tests move it); defaults to the real one. */
-  now?: () => Date;
 }
 
 /** Starts the digest service: store and event source chosen by the config, gRPC + health, consumer, scheduler, metrics. */
 export async function start(
   config: DigestConfig,
   logger: Logger = createLogger('digest', config.LOG_LEVEL),
-  options: StartOptions = {},
+  options: ClockOptions = {},
 ): Promise<DigestServer> {
   const now = options.now ?? (() => new Date());
   return openWithClosers(logger, async (closers) => {

@@ -6,6 +6,7 @@ import {
   redactUrl,
   serveGrpc,
   type Closers,
+  type GrpcServiceHandle,
   type Logger,
 } from '@support-agent/shared';
 import { tickets } from '@support-agent/proto';
@@ -29,12 +30,7 @@ import { createTicketsHandlers } from './entry-points/grpc/tickets-handlers.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
-export interface TicketsServer {
-  /** The bound gRPC port (the real one when TICKETS_ADDR asked for port 0). */
-  port: number;
-  /** Graceful: health NOT_SERVING, in-flight calls finish, relay finishes its batch, connections close. */
-  stop(): Promise<void>;
-}
+export type TicketsServer = GrpcServiceHandle;
 
 interface Adapters {
   repo: TicketRepository;
@@ -42,7 +38,10 @@ interface Adapters {
   publisher: EventPublisher;
 }
 
-/** Starts the tickets service: adapters chosen by the config, gRPC server with health, outbox relay. */
+/**
+ * Starts the tickets service: adapters chosen by the config, gRPC server with health, outbox
+ * relay; at stop() the relay finishes its batch after in-flight calls finish.
+ */
 export async function start(
   config: TicketsConfig,
   logger: Logger = createLogger('tickets', config.LOG_LEVEL),
