@@ -11,6 +11,8 @@ export * from './hashing.js';
 export * from './random.js';
 export * from './text.js';
 export * from './journal.js';
+export * from './journaled-store.js';
+export * from './atomic-file.js';
 export * from './mysql/index.js';
 export * from './metrics.js';
 export * from './trace-context.js';
