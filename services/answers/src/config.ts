@@ -67,9 +67,7 @@ export const configSchema = z
     NATS_STREAM_REPLICAS: sharedSetting.streamReplicas(),
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls and triage'),
-    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS).describe(
-      'V8 heap flags applied at start-up (keeps RSS under load near the live data).',
-    ),
+    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS, 'keeps RSS under load near the live data'),
     ...metricsEnv,
   })
   .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'NATS_URL']));

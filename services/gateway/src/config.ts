@@ -160,8 +160,9 @@ export const configSchema = z
     HTTP_REQUEST_TIMEOUT_MS: atLeast(100, 30_000).describe(
       '… and its whole request within this; else 408 and the connection closes.',
     ),
-    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS).describe(
-      "V8 heap flags applied at start-up (keeps the old space near twice the gateway's live data).",
+    V8_FLAGS: v8FlagsEnv(
+      DEFAULT_V8_FLAGS,
+      "keeps the old space near twice the gateway's live data",
     ),
     ...metricsEnv,
   })

@@ -64,9 +64,7 @@ export const configSchema = z
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls', 600_000),
     // The embedded index is most of this process's heap: a lower heap growing factor than
     // V8's default keeps RSS near live data, at a small GC cost (docs/performance.md).
-    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS).describe(
-      "V8 heap flags applied at start-up (keeps RSS near the embedded index's live data).",
-    ),
+    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS, "keeps RSS near the embedded index's live data"),
     ...metricsEnv,
   })
   .superRefine(requiredUnlessEmbedded(REQUIRED_BACKENDS));
