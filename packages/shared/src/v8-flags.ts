@@ -20,9 +20,12 @@ const ALLOWED = new Set([
 
 const flag = /^(--[a-z-]+)(=\d+)?$/;
 
-/** The `V8_FLAGS` variable: space-separated allowed flags, `defaults` when unset. */
-export function v8FlagsEnv(defaults: string) {
-  return z
+/**
+ * The `V8_FLAGS` variable: space-separated allowed flags, `defaults` when unset; `effect` (what
+ * the defaults do for this service) completes its description.
+ */
+export function v8FlagsEnv(defaults: string, effect?: string) {
+  const schema = z
     .string()
     .default(defaults)
     .superRefine((value, ctx) => {
@@ -35,6 +38,9 @@ export function v8FlagsEnv(defaults: string) {
           });
       }
     });
+  return effect === undefined
+    ? schema
+    : schema.describe(`V8 heap flags applied at start-up (${effect}).`);
 }
 
 /** Applies validated `V8_FLAGS` to this process. */
