@@ -2,15 +2,21 @@ import { setFlagsFromString } from 'node:v8';
 import { z } from 'zod';
 
 /**
- * V8 garbage-collector sizing flags a service may set on itself through `V8_FLAGS`. Node
+ * V8 garbage-collector flags a service may set on itself through `V8_FLAGS`. Node
  * refuses most V8 flags in NODE_OPTIONS, and a container's command line is not the one
  * place every way of starting a service (compose, Kubernetes, `npm start`, the test and
- * benchmark harnesses) shares; the service's own configuration is. Only flags V8's heap
- * controller reads at every collection are accepted, so setting them first thing at start-up
- * takes effect (measured: docs/performance.md); sizes fixed when the heap is set up (such
- * as --max-semi-space-size) would silently do nothing here and belong in NODE_OPTIONS.
+ * benchmark harnesses) shares; the service's own configuration is. Only flags V8 reads at
+ * every collection are accepted, so setting them first thing at start-up takes effect
+ * (measured: docs/performance.md; `--no-parallel-scavenge` checked with
+ * --trace-parallel-scavenge: one scavenging task instead of 2–10); sizes fixed when the heap
+ * is set up (such as --max-semi-space-size) would silently do nothing here and belong in
+ * NODE_OPTIONS.
  */
-const ALLOWED = new Set(['--heap-growing-percent', '--optimize-for-size']);
+const ALLOWED = new Set([
+  '--heap-growing-percent',
+  '--optimize-for-size',
+  '--no-parallel-scavenge',
+]);
 
 const flag = /^(--[a-z-]+)(=\d+)?$/;
 

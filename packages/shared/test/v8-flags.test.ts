@@ -11,7 +11,7 @@ test('when V8_FLAGS is unset, then the service default applies', () => {
 });
 
 test('when V8_FLAGS lists heap-sizing flags, then they are accepted as given', () => {
-  const value = '--heap-growing-percent=50  --optimize-for-size';
+  const value = '--heap-growing-percent=50  --optimize-for-size --no-parallel-scavenge';
   assert.equal(loadConfig(schema, { V8_FLAGS: value }).V8_FLAGS, value);
   // 0 is V8's own default growing factor: how an operator turns the service default off.
   assert.equal(
@@ -28,6 +28,8 @@ test('when V8_FLAGS holds any other flag or text, then start-up fails naming it'
     'heap-growing-percent=5',
     '--heap-growing-percent=x',
     '--max-semi-space-size=8',
+    '--parallel-scavenge=1',
+    '--no-parallel-marking',
     '--heap-growing-percent=5;rm',
   ]) {
     assert.throws(

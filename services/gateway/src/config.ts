@@ -16,9 +16,12 @@ import {
  * V8 heap flags applied at start-up unless V8_FLAGS says otherwise. The gateway's live heap is
  * ≈ 30 MB, but under load V8's default growing factor let the old space fill with promoted
  * request garbage up to ≈ 4× that before a full collection; a factor of 2 keeps the peak RSS
- * 60–70 MB lower for 3–14 % more CPU per request (docs/performance.md).
+ * 60–70 MB lower for 3–14 % more CPU per request. Scavenges run on the main thread alone: on
+ * cores shared with the other processes a scavenge's helper threads wait for a core while the
+ * requests wait for the scavenge; alone, the gateway's longest pauses at moderate load were
+ * half as long (docs/performance.md).
  */
-export const DEFAULT_V8_FLAGS = '--heap-growing-percent=100';
+export const DEFAULT_V8_FLAGS = '--heap-growing-percent=100 --no-parallel-scavenge';
 
 /** express 'trust proxy': off, on, a hop count, or a comma list of addresses/subnets. */
 const trustProxy = z
@@ -162,7 +165,7 @@ export const configSchema = z
     ),
     V8_FLAGS: v8FlagsEnv(
       DEFAULT_V8_FLAGS,
-      "keeps the old space near twice the gateway's live data",
+      "keeps the old space near twice the gateway's live data; scavenges on the main thread alone",
     ),
     ...metricsEnv,
   })
