@@ -14,12 +14,29 @@ import { isStopword, words as tokenWords } from '../src/domain/tokenizer.js';
 import { fitListwise } from '../src/eval/listwise-fit.js';
 import { fitLogistic, groupFolds } from '../src/eval/logistic-fit.js';
 import { ENTRIES, tempDir } from './support/fixtures.js';
+import { mulberry32 } from '@support-agent/shared';
 
 describe('reranking', () => {
   test('when values tie, then they share a competition rank', () => {
     const values = Float64Array.of(0.5, 0.9, 0.5, 0.1);
     assert.deepEqual(Array.from(competitionRanks(values)), [2, 1, 2, 4]);
     assert.deepEqual(Array.from(competitionRanks(values, [3, 0])), [4, 2]);
+  });
+
+  test('when ranks are asked for any values, then each is 1 + the number of strictly larger values', () => {
+    const random = mulberry32(7);
+    for (let run = 0; run < 200; run++) {
+      // Few distinct values, so ties are common; the values asked for may repeat.
+      const values = Float64Array.from(
+        { length: 1 + Math.floor(random() * 60) },
+        () => Math.floor(random() * 8) / 8,
+      );
+      const of = Array.from({ length: Math.floor(random() * 25) }, () =>
+        Math.floor(random() * values.length),
+      );
+      const expected = of.map((i) => 1 + values.filter((v) => v > values[i]!).length);
+      assert.deepEqual(Array.from(competitionRanks(values, of)), expected, `run ${run}`);
+    }
   });
 
   test('when the best candidates are picked, then the largest scores come first, ties by id, at most depth', () => {
@@ -89,6 +106,22 @@ describe('reranking', () => {
     ]);
     assert.deepEqual(gaps, [2, 1.5, -2]);
     assert.deepEqual(competitorGaps([{ question: 'A', score: 1 }]), [GAP_CAP]);
+  });
+
+  test('when any rows compete, then each gap is its score minus the best score of another question, capped', () => {
+    const random = mulberry32(11);
+    for (let run = 0; run < 200; run++) {
+      const rows = Array.from({ length: Math.floor(random() * 12) }, () => ({
+        question: Math.floor(random() * 4),
+        score: Math.floor(random() * 16) / 2 - 4,
+      }));
+      const expected = rows.map((r) => {
+        const others = rows.filter((o) => o.question !== r.question).map((o) => o.score);
+        if (others.length === 0) return GAP_CAP;
+        return Math.min(GAP_CAP, Math.max(-GAP_CAP, r.score - Math.max(...others)));
+      });
+      assert.deepEqual(competitorGaps(rows), expected, JSON.stringify(rows));
+    }
   });
 
   test('when the shipped model is loaded, then its calibration keeps the ranker order (monotone in score and gap)', () => {

@@ -1,0 +1,74 @@
+// The embedded index's dense vectors: the brute-force pass against the scalar dot product, and
+// the switch to int8.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { mulberry32 } from '@support-agent/shared';
+import {
+  CHUNK_ROWS,
+  DenseVectors,
+  sparseQuery,
+} from '../src/data-access/embedded-index/dense-store.js';
+
+const DIMENSIONS = 24;
+
+/** Random float32 vectors with some zero components, as rows of an organization. */
+function vectors(count: number, seed: number): Float32Array[] {
+  const random = mulberry32(seed);
+  return Array.from({ length: count }, () =>
+    Float32Array.from({ length: DIMENSIONS }, () => (random() < 0.2 ? 0 : random() * 2 - 1)),
+  );
+}
+
+describe('dense vectors', () => {
+  test('when chunks are summed by the brute-force pass, then every row sum equals the scalar dot product to the bit', () => {
+    // Two full chunks and part of a third; 13 non-zero query dimensions (not a multiple of the
+    // pass's eight), negative values included.
+    const rows = vectors(2 * CHUNK_ROWS + 37, 1);
+    const store = new DenseVectors(DIMENSIONS);
+    store.ensureCapacity(rows.length);
+    rows.forEach((v, slot) => store.write(slot, v));
+    const query = new Float32Array(DIMENSIONS);
+    const random = mulberry32(2);
+    for (let j = 0; j < 13; j++) query[(j * 7) % DIMENSIONS] = random() * 2 - 1;
+    const q = sparseQuery(query);
+    assert.equal(q.nnz, 13);
+
+    let compared = 0;
+    for (let c = 0; c < store.chunks.length; c++) {
+      const count = Math.min(CHUNK_ROWS, rows.length - c * CHUNK_ROWS);
+      const sums = new Float64Array(count);
+      store.dotChunk(c, count, q, sums);
+      for (let r = 0; r < count; r++) {
+        const v = rows[c * CHUNK_ROWS + r]!;
+        // The scalar reference: ascending dimensions, in doubles.
+        let expected = 0;
+        for (let i = 0; i < q.nnz; i++) expected += q.val[i]! * v[q.idx[i]!]!;
+        assert.ok(
+          Object.is(sums[r], expected),
+          `row ${c * CHUNK_ROWS + r}: ${sums[r]} vs ${expected}`,
+        );
+        assert.ok(Object.is(store.dot(c * CHUNK_ROWS + r, q), expected));
+        compared++;
+      }
+    }
+    assert.equal(compared, rows.length);
+  });
+
+  test('when an organization is quantized, then its float32 vectors are re-encoded as int8 and new ones follow', () => {
+    const rows = vectors(CHUNK_ROWS + 5, 3);
+    const store = new DenseVectors(DIMENSIONS);
+    store.ensureCapacity(rows.length + 1);
+    rows.forEach((v, slot) => store.write(slot, v));
+    assert.deepEqual(store.read(CHUNK_ROWS + 4), rows[CHUNK_ROWS + 4]);
+    store.quantize(rows.length, new Uint8Array(rows.length).fill(1));
+    store.write(rows.length, rows[0]!);
+    for (const slot of [0, CHUNK_ROWS - 1, CHUNK_ROWS + 4, rows.length]) {
+      const v = rows[slot % rows.length]!;
+      const back = store.read(slot);
+      const scale = store.scales[slot]!;
+      for (let j = 0; j < DIMENSIONS; j++)
+        assert.ok(Math.abs(back[j]! - v[j]!) <= scale / 2 + 1e-7, `slot ${slot}, component ${j}`);
+    }
+    assert.equal(store.chunks.length, 2);
+  });
+});
