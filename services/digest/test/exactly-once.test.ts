@@ -70,7 +70,10 @@ describe('exactly-once aggregation', () => {
 
   it('when every event is published twice and the consumer restarts mid-stream, then every ticket is counted once', async () => {
     const org = newOrg('once');
-    const tickets = Array.from({ length: 40 }, (_, i) =>
+    // Enough tickets that the first process is still mid-stream when the test sees its first
+    // events and stops it (40 were all applied before a loaded machine's poll saw five).
+    const count = 120;
+    const tickets = Array.from({ length: count }, (_, i) =>
       ticketEvents(
         org,
         `Question number ${i} about invoices`,
@@ -104,13 +107,13 @@ describe('exactly-once aggregation', () => {
     );
     await eventually(() => caughtUp(second.metricsPort), 10_000, 'consumer caught up');
 
-    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: 40 });
+    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: count });
     const rows = await queryRows<{ n: number; answered: number; resolved: number }>(
       db.url,
       `SELECT COUNT(*) AS n, SUM(answered) AS answered, SUM(status = 'resolved') AS resolved FROM digest_tickets WHERE org_id = ?`,
       [org],
     );
-    assert.equal(Number(rows[0]!.n), 40);
+    assert.equal(Number(rows[0]!.n), count);
     const answered = tickets.filter((t) =>
       t.some((e) => e.type === 'tickets.triaged' && e.data.answered === true),
     ).length;
@@ -134,7 +137,7 @@ describe('exactly-once aggregation', () => {
     );
     assert.equal(
       (await second.client.buildDigest({ orgId: org, weekStart: lastWeek })).digest!.ticketCount,
-      40,
+      count,
     );
 
     // The same copies once more, to a third consumer process: nothing changes, each one is a duplicate.
@@ -151,7 +154,7 @@ describe('exactly-once aggregation', () => {
       'the third copies skipped',
     );
     assert.equal((await scrapeMetrics(third.metricsPort)).get('digest_events_processed_total'), 0);
-    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: 40 });
+    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: count });
   });
 
   it('when the database fails while events arrive, then they are redelivered until applied and counted once', async () => {
