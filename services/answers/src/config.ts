@@ -65,6 +65,9 @@ export const configSchema = z
     TRIAGE_BATCH: intEnv(1, 256, 16).describe(
       'Most ticket events in one batch (those waiting, up to this), triaged together: their calls to knowledge and tickets and their acknowledgements leave at once (docs/performance.md).',
     ),
+    KNOWLEDGE_SEARCH_BATCH: intEnv(1, 64, 32).describe(
+      'Most KB searches in one knowledge.SearchBatch call: searches asked together (a triage batch) leave in one call; 1 sends each as its own Search (docs/performance.md).',
+    ),
     TRIAGE_ACK_WAIT_MS: intEnv(1_000, 3_600_000, 30_000).describe(
       'JetStream redelivers an event not acknowledged within this (progress is signalled while an LLM works).',
     ),
