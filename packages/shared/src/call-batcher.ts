@@ -1,4 +1,5 @@
 import { AppError, isErrorCode } from './errors.js';
+import type { Logger } from './logger.js';
 
 /**
  * One failed item of a batch call, as the batch RPCs' result messages carry it
@@ -19,8 +20,16 @@ export const NO_BATCH_ERROR: BatchItemError = {
   errorRetryAfter: 0,
 };
 
-/** A batch item's error as the single call would have returned it (anything untrusted as internal_error). */
-export function toBatchItemError(err: unknown): BatchItemError {
+/**
+ * A batch item's error as the single call would have returned it: anything untrusted as
+ * internal_error, and (given `log`) logged as unaryHandler logs a failed call's bug.
+ */
+export function toBatchItemError(
+  err: unknown,
+  log?: { logger: Logger; method: string },
+): BatchItemError {
+  if (log && !(err instanceof AppError && err.isTrusted))
+    log.logger.error({ err, method: log.method }, 'grpc handler failed');
   const e =
     err instanceof AppError && err.isTrusted
       ? err

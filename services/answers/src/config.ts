@@ -68,6 +68,9 @@ export const configSchema = z
     KNOWLEDGE_SEARCH_BATCH: intEnv(1, 64, 32).describe(
       'Most KB searches in one knowledge.SearchBatch call: searches asked together (a triage batch) leave in one call; 1 sends each as its own Search (docs/performance.md).',
     ),
+    APPLY_TRIAGE_BATCH: intEnv(1, 64, 32).describe(
+      'Most triage results in one tickets.ApplyTriageBatch call: results reported together (a triage batch) leave in one call; 1 sends each as its own ApplyTriage (docs/performance.md).',
+    ),
     TRIAGE_ACK_WAIT_MS: intEnv(1_000, 3_600_000, 30_000).describe(
       'JetStream redelivers an event not acknowledged within this (progress is signalled while an LLM works).',
     ),

@@ -60,7 +60,11 @@ export async function start(
       config.KNOWLEDGE_SEARCH_BATCH,
     );
     closers.push(() => knowledge.close());
-    const tickets = new TriageReporter(config.TICKETS_ADDR.address, config.GRPC_DEADLINE_MS);
+    const tickets = new TriageReporter(
+      config.TICKETS_ADDR.address,
+      config.GRPC_DEADLINE_MS,
+      config.APPLY_TRIAGE_BATCH,
+    );
     closers.push(() => tickets.close());
 
     const builtin = new ExtractiveModel(loadTriageModel());

@@ -104,9 +104,11 @@ export interface ApplyCall {
   applied: boolean;
 }
 
-/** tickets.ApplyTriage, idempotent by event id like the real one; records every call. */
+/** tickets.ApplyTriage (and ApplyTriageBatch, each result as ApplyTriage), idempotent by event id like the real one; records every call. */
 export class TicketsStub {
   readonly calls: ApplyCall[] = [];
+  /** The size of each ApplyTriageBatch call received. */
+  readonly batches: number[] = [];
   private readonly appliedEvents = new Set<string>();
   /** Calls that fail with UNAVAILABLE before the stub starts answering. */
   failNext = 0;
@@ -122,6 +124,22 @@ export class TicketsStub {
         implementation: {
           applyTriage: unaryHandler(logger, 'ApplyTriage', (req: tickets.ApplyTriageRequest) =>
             this.applyTriage(req),
+          ),
+          applyTriageBatch: unaryHandler(
+            logger,
+            'ApplyTriageBatch',
+            async (req: tickets.ApplyTriageBatchRequest) => {
+              this.batches.push(req.results.length);
+              // Each result as its own ApplyTriage (failNext, delay and missing apply to each).
+              const settled = await Promise.allSettled(req.results.map((r) => this.applyTriage(r)));
+              return {
+                results: settled.map((r) =>
+                  r.status === 'fulfilled'
+                    ? { applied: r.value.applied, ...NO_BATCH_ERROR }
+                    : { applied: false, ...toBatchItemError(r.reason) },
+                ),
+              };
+            },
           ),
           createTicket: unaryHandler(logger, 'CreateTicket', unimplemented),
           listTickets: unaryHandler(logger, 'ListTickets', unimplemented),

@@ -1,11 +1,9 @@
 import {
-  AppError,
   invalidRequest,
   NO_BATCH_ERROR,
   requestIdOf,
   toBatchItemError,
   unaryHandler,
-  type Logger,
 } from '@support-agent/shared';
 import type { knowledge } from '@support-agent/proto';
 import { embedTexts } from '../../domain/embed.js';
@@ -15,13 +13,6 @@ import { knowledgeMetrics } from '../../metrics.js';
 
 /** Most searches one SearchBatch call takes (answers' triage sends at most its batch, 16). */
 export const SEARCH_BATCH_MAX = 64;
-
-/** A batch's failed search as Search would have failed it; a bug is logged, as Search's would be. */
-function failed(err: unknown, logger: Logger): knowledge.SearchBatchResult {
-  if (!(err instanceof AppError) || !err.isTrusted)
-    logger.error({ err, method: 'SearchBatch' }, 'grpc handler failed');
-  return { results: [], ...toBatchItemError(err) };
-}
 
 /** gRPC KnowledgeService: thin mapping between proto messages and the use cases. */
 export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServiceServer {
@@ -73,7 +64,7 @@ export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServi
           results: settled.map((s) =>
             s.status === 'fulfilled'
               ? { ...NO_BATCH_ERROR, results: s.value }
-              : failed(s.reason, logger),
+              : { results: [], ...toBatchItemError(s.reason, { logger, method: 'SearchBatch' }) },
           ),
         };
       },
