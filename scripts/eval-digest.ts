@@ -1,7 +1,7 @@
 // Weekly-digest quality end to end, through the real pipeline:
 //
 //   npm run eval:digest -- [--seeds 5] [--questions 20] [--gaps 5] [--floor 0.5] [--real]
-//                          [--half a|b] [--data ../shared/data/stackfaq]
+//                          [--half a|b] [--data ../shared/data/stackfaq] [--queries queries-dev.jsonl]
 //
 // For each seed, a fresh organization gets the StackFAQ corpus as its KB (admin API), then a
 // week of tickets through the public API: `--questions` dev threads picked at random, each
@@ -15,6 +15,9 @@
 // their tickets should end up in "unanswered" topics (a KB article is missing).
 // `--half a|b` draws the weeks from every other dev thread only (sorted by id, a = 1st, 3rd, …),
 // to check that a setting chosen on the dev files holds on both halves of them.
+// `--data scripts/data/digest-paraphrases --queries queries.jsonl` runs the same weeks on a
+// source the settings were never chosen on: questions of the demo KB (services/gateway), each
+// asked in 5–6 wordings written for this project (one thread per KB entry).
 //
 // Stack: BASE_URL, ADMIN_URL and ADMIN_TOKEN point it at a running stack; otherwise it starts
 // one of its own on free ports (embedded adapters, or with --real throwaway MariaDB, Redis and
@@ -25,14 +28,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { mulberry32 } from '@support-agent/shared';
-import {
-  readJsonl,
-  type CorpusEntry,
-  type EvalQuery,
-} from '../services/knowledge/src/eval/eval-data.js';
+import type { CorpusEntry, EvalQuery } from '../services/knowledge/src/eval/eval-data.js';
 import { startBackends, type Backends } from '../test/support/backends.js';
 import { api, Stack } from '../test/support/stack.js';
+import {
+  drawWeek,
+  MAX_TICKETS_PER_QUESTION,
+  readCollection,
+  report,
+  scoreWeek,
+  type DigestTopic,
+  type WeekResult,
+} from './lib/digest-weeks.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,71 +50,18 @@ const { values: args } = parseArgs({
     real: { type: 'boolean', default: false },
     half: { type: 'string' },
     data: { type: 'string', default: resolve('../shared/data/stackfaq') },
+    queries: { type: 'string', default: 'queries-dev.jsonl' },
   },
 });
 const SEEDS = Number(args.seeds);
 const QUESTIONS = Number(args.questions);
 const GAPS = Number(args.gaps);
-const MAX_TICKETS_PER_QUESTION = 10;
 const CONCURRENCY = 4;
 const ALL_SCOPES = ['kb:read', 'faq:read', 'tickets:read', 'tickets:write'];
 
 interface Target {
   baseUrl: string;
   admin<T>(method: string, path: string, body?: unknown): Promise<T>;
-}
-
-interface Topic {
-  id: string;
-  title: string;
-  answered: boolean;
-  tickets: number;
-  answer: { kind: string; kb_entry_id: string | null } | null;
-  ticket_ids: number[];
-}
-
-interface WeekResult {
-  questions: number;
-  tickets: number;
-  topics: number;
-  /** Most topics the tickets of one question were spread over. */
-  worstSplit: number;
-  precision: number;
-  recall: number;
-  f1: number;
-  /** Share of the answerable questions' tickets in a topic shown with a KB answer… */
-  withKbAnswer: number;
-  /** …and with the answer of their own question. */
-  withOwnAnswer: number;
-  /** Share of the tickets of questions removed from the KB that sit in unanswered topics. */
-  gapsUnanswered: number | undefined;
-  autoAnswered: number;
-  buildMs: number;
-}
-
-function shuffle<T>(items: T[], rnd: () => number): T[] {
-  const a = [...items];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
-}
-
-/** A week: `QUESTIONS` threads, each asked by 1–10 of its queries; and the threads left out of the KB. */
-function drawWeek(
-  byThread: Map<string, EvalQuery[]>,
-  seed: number,
-  gaps: number,
-): { tickets: EvalQuery[]; removed: Set<string> } {
-  const rnd = mulberry32(seed);
-  const threads = shuffle([...byThread.keys()].sort(), rnd).slice(0, QUESTIONS);
-  const tickets: EvalQuery[] = [];
-  for (const t of threads) {
-    const size = 1 + Math.floor(rnd() * MAX_TICKETS_PER_QUESTION);
-    tickets.push(...shuffle(byThread.get(t)!, rnd).slice(0, size));
-  }
-  return { tickets: shuffle(tickets, rnd), removed: new Set(threads.slice(0, gaps)) };
 }
 
 async function mapLimit<T>(items: T[], fn: (item: T, i: number) => Promise<void>): Promise<void> {
@@ -143,7 +97,7 @@ async function runWeek(
   seed: number,
   gaps: number,
 ): Promise<WeekResult> {
-  const { tickets, removed } = drawWeek(byThread, seed, gaps);
+  const { tickets, removed } = drawWeek(byThread, seed, QUESTIONS, gaps);
   const org = `dg-eval-${seed}-${gaps}-${Date.now().toString(36)}`;
   await target.admin('POST', '/admin/v1/orgs', { id: org, name: `Digest evaluation ${org}` });
   await target.admin('PATCH', `/admin/v1/orgs/${org}/settings`, {
@@ -198,7 +152,7 @@ async function runWeek(
   const build = () =>
     target.admin<{
       ticket_count: number;
-      summary: { topics: Topic[]; answered_automatically: number };
+      summary: { topics: DigestTopic[]; answered_automatically: number };
     }>('POST', `/admin/v1/orgs/${org}/digests`, { week_start: weekStart });
   await waitUntil('the digest to count every ticket', async () => {
     return (await build()).ticket_count === tickets.length;
@@ -208,98 +162,10 @@ async function runWeek(
   const digest = await build();
   const buildMs = performance.now() - started;
   return {
-    ...score(digest.summary.topics, threadOf, corpus, removed),
+    ...scoreWeek(digest.summary.topics, threadOf, corpus, removed),
     autoAnswered: digest.summary.answered_automatically / tickets.length,
     buildMs,
   };
-}
-
-function score(
-  topics: Topic[],
-  threadOf: Map<number, string>,
-  corpus: CorpusEntry[],
-  removed: Set<string>,
-): Omit<WeekResult, 'autoAnswered' | 'buildMs'> {
-  const entryThread = new Map(corpus.map((c) => [c.faq_id, c.thread_id]));
-  const topicOf = new Map<number, Topic>();
-  for (const t of topics) for (const id of t.ticket_ids) topicOf.set(id, t);
-  const ids = [...threadOf.keys()];
-  if (ids.some((id) => !topicOf.has(id))) throw new Error('a ticket is in no topic');
-
-  let tp = 0;
-  let fp = 0;
-  let fn = 0;
-  for (let i = 0; i < ids.length; i++)
-    for (let j = i + 1; j < ids.length; j++) {
-      const sameThread = threadOf.get(ids[i]!) === threadOf.get(ids[j]!);
-      const sameTopic = topicOf.get(ids[i]!) === topicOf.get(ids[j]!);
-      if (sameThread && sameTopic) tp++;
-      else if (sameTopic) fp++;
-      else if (sameThread) fn++;
-    }
-  const precision = tp + fp > 0 ? tp / (tp + fp) : 1;
-  const recall = tp + fn > 0 ? tp / (tp + fn) : 1;
-  const threads = new Set(threadOf.values());
-  const splits = [...threads].map(
-    (th) => new Set(ids.filter((id) => threadOf.get(id) === th).map((id) => topicOf.get(id))).size,
-  );
-  const answerable = ids.filter((id) => !removed.has(threadOf.get(id)!));
-  const gapTickets = ids.filter((id) => removed.has(threadOf.get(id)!));
-  const kbEntry = (id: number) => {
-    const t = topicOf.get(id)!;
-    return t.answered && t.answer?.kind === 'kb' ? (t.answer.kb_entry_id ?? undefined) : undefined;
-  };
-  const share = (list: number[], ok: (id: number) => boolean) =>
-    list.length === 0 ? 1 : list.filter(ok).length / list.length;
-  return {
-    questions: threads.size,
-    tickets: ids.length,
-    topics: topics.length,
-    worstSplit: Math.max(...splits),
-    precision,
-    recall,
-    f1: (2 * precision * recall) / (precision + recall || 1),
-    withKbAnswer: share(answerable, (id) => kbEntry(id) !== undefined),
-    withOwnAnswer: share(
-      answerable,
-      (id) => entryThread.get(kbEntry(id) ?? '') === threadOf.get(id),
-    ),
-    gapsUnanswered:
-      gapTickets.length > 0 ? share(gapTickets, (id) => !topicOf.get(id)!.answered) : undefined,
-  };
-}
-
-function report(label: string, results: WeekResult[]): void {
-  const mean = (f: (r: WeekResult) => number) =>
-    results.reduce((s, r) => s + f(r), 0) / results.length;
-  const min = (f: (r: WeekResult) => number) => Math.min(...results.map(f));
-  const max = (f: (r: WeekResult) => number) => Math.max(...results.map(f));
-  const tpq = (r: WeekResult) => r.topics / r.questions;
-  const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
-  console.log(`\n${label}`);
-  console.log(
-    '| seed | questions | tickets | topics | topics/question | worst split | P | R | F1 | with KB answer | with own answer |' +
-      (results[0]?.gapsUnanswered !== undefined ? ' gaps unanswered |' : ''),
-  );
-  console.log(
-    '|---|---|---|---|---|---|---|---|---|---|---|' +
-      (results[0]?.gapsUnanswered !== undefined ? '---|' : ''),
-  );
-  results.forEach((r, i) =>
-    console.log(
-      `| ${i + 1} | ${r.questions} | ${r.tickets} | ${r.topics} | ${tpq(r).toFixed(2)} | ${r.worstSplit} | ${r.precision.toFixed(3)} | ${r.recall.toFixed(3)} | ${r.f1.toFixed(3)} | ${pct(r.withKbAnswer)} | ${pct(r.withOwnAnswer)} |` +
-        (r.gapsUnanswered !== undefined ? ` ${pct(r.gapsUnanswered)} |` : ''),
-    ),
-  );
-  console.log(
-    `| mean | | ${mean((r) => r.tickets).toFixed(1)} | ${mean((r) => r.topics).toFixed(1)} | ${mean(tpq).toFixed(2)} (worst ${max(tpq).toFixed(2)}) | ${max((r) => r.worstSplit)} | ${mean((r) => r.precision).toFixed(3)} | ${mean((r) => r.recall).toFixed(3)} | ${mean((r) => r.f1).toFixed(3)} (worst ${min((r) => r.f1).toFixed(3)}) | ${pct(mean((r) => r.withKbAnswer))} (worst ${pct(min((r) => r.withKbAnswer))}) | ${pct(mean((r) => r.withOwnAnswer))} (worst ${pct(min((r) => r.withOwnAnswer))}) |` +
-      (results[0]?.gapsUnanswered !== undefined
-        ? ` ${pct(mean((r) => r.gapsUnanswered ?? 0))} |`
-        : ''),
-  );
-  console.log(
-    `answered automatically by triage: ${pct(mean((r) => r.autoAnswered))} of the tickets; digest build: mean ${mean((r) => r.buildMs).toFixed(0)} ms`,
-  );
 }
 
 async function openTarget(): Promise<{ target: Target; close(): Promise<void>; mode: string }> {
@@ -372,12 +238,7 @@ async function openTarget(): Promise<{ target: Target; close(): Promise<void>; m
 }
 
 async function main(): Promise<void> {
-  const corpus = readJsonl<CorpusEntry>(join(args.data, 'corpus.jsonl'));
-  const byThread = new Map<string, EvalQuery[]>();
-  for (const q of readJsonl<EvalQuery>(join(args.data, 'queries-dev.jsonl'))) {
-    if (!q.text?.trim()) continue;
-    byThread.set(q.thread_id, [...(byThread.get(q.thread_id) ?? []), q]);
-  }
+  const { corpus, byThread } = readCollection(args.data, args.queries);
   if (args.half !== undefined) {
     if (args.half !== 'a' && args.half !== 'b') throw new Error('--half must be a or b');
     const keep = args.half === 'a' ? 0 : 1;
@@ -388,7 +249,7 @@ async function main(): Promise<void> {
   const { target, close, mode } = await openTarget();
   try {
     console.log(
-      `digest evaluation: ${mode}; ${SEEDS} weeks of ${QUESTIONS} StackFAQ dev questions (1–${MAX_TICKETS_PER_QUESTION} tickets each)` +
+      `digest evaluation: ${mode}; ${SEEDS} weeks of ${QUESTIONS} questions of ${args.data} (1–${MAX_TICKETS_PER_QUESTION} tickets each)` +
         (args.half !== undefined ? `, drawn from half ${args.half} of the dev threads` : '') +
         (args.floor !== undefined ? `; DIGEST_KB_SCORE_FLOOR=${args.floor}` : ''),
     );

@@ -263,7 +263,12 @@ export class Stack {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    if (!res.ok) throw new Error(`admin ${method} ${path} → ${res.status} ${text}`);
+    if (!res.ok) {
+      // A server error in a setup call is never what a test expects: keep what every process
+      // logged around it in the failure, so a CI run that cannot be repeated still says why.
+      const logs = res.status >= 500 ? `\nservice logs (last lines):\n${this.logTails()}` : '';
+      throw new Error(`admin ${method} ${path} → ${res.status} ${text}${logs}`);
+    }
     const parsed: unknown = text ? JSON.parse(text) : undefined;
     const issued = (parsed as { key?: unknown } | undefined)?.key;
     if (typeof issued === 'string') this.issuedKeys.push(issued);
@@ -344,6 +349,13 @@ export class Stack {
   get nats(): NatsHandle {
     if (!this.owned?.nats) throw new Error('nats: this stack has no NATS server of its own');
     return this.owned.nats;
+  }
+
+  /** The last lines each process logged, under its name. */
+  logTails(lines = 20): string {
+    return [...this.upstreams.values(), ...this.replicas, ...this.gateways]
+      .map((p) => `--- ${p.name}\n${tail(p.logs(), lines)}`)
+      .join('\n');
   }
 
   allLogs(): string {

@@ -54,3 +54,20 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Something a suite started, ended by its stop(), close() or drop(). */
+export type Stoppable =
+  { stop(): Promise<unknown> } | { close(): Promise<unknown> } | { drop(): Promise<unknown> };
+
+/**
+ * Ends what a suite started, one after the other in the order given (a service before the
+ * backends it uses); undefined ones (a before() that failed half-way) are skipped.
+ */
+export async function stopAll(...things: Array<Stoppable | undefined>): Promise<void> {
+  for (const thing of things) {
+    if (thing === undefined) continue;
+    if ('stop' in thing) await thing.stop();
+    else if ('close' in thing) await thing.close();
+    else await thing.drop();
+  }
+}

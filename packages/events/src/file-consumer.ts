@@ -4,17 +4,14 @@ import {
   closeSync,
   existsSync,
   fstatSync,
-  fsyncSync,
   mkdirSync,
   openSync,
   readFileSync,
   readSync,
-  renameSync,
   statSync,
-  writeFileSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import { sleepUnlessAborted, type Logger } from '@support-agent/shared';
+import { sleepUnlessAborted, writeFileAtomic, type Logger } from '@support-agent/shared';
 import type { DurableConsumer } from './contract.js';
 import {
   dispatchBatch,
@@ -243,15 +240,10 @@ export class FileTicketConsumer implements TicketEventSource {
   /** Temporary file, fsync, rename: a crash leaves the old or the new offset. */
   private writeOffset(offset: number): void {
     mkdirSync(dirname(this.offsetFile), { recursive: true });
-    const tmp = `${this.offsetFile}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ offset, file: this.file, at: new Date().toISOString() }));
-    const fd = openSync(tmp, 'r+');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.offsetFile);
+    writeFileAtomic(
+      this.offsetFile,
+      JSON.stringify({ offset, file: this.file, at: new Date().toISOString() }),
+    );
     this.handled = offset;
   }
 

@@ -42,6 +42,15 @@ export function loadConfig<S extends z.ZodType>(
 }
 
 /**
+ * A service's `load…Config(env = process.env)`: reads and validates the environment against
+ * `schema`, unset ports and addresses filled from PORT_BASE; throws ConfigError naming every bad
+ * variable.
+ */
+export function configLoader<S extends z.ZodType>(schema: S, service: StackService) {
+  return (env: NodeJS.ProcessEnv = process.env): z.infer<S> => loadConfig(schema, env, { service });
+}
+
+/**
  * The one naming rule: every setting is an upper-snake environment variable, declared once in
  * its service's zod schema with `.describe()` (what docs/configuration.md lists) and read
  * through loadConfig. A renamed variable keeps its old name as an alias (see `aliases`).
@@ -171,6 +180,14 @@ export const sharedSetting = {
   streamReplicas: () =>
     intEnv(1, 5, 1).describe(
       'Replicas of the ticket events stream if this service is the one creating it (3 on a NATS cluster).',
+    ),
+  /** GRPC_DEADLINE_MS of a service that calls `callees`. */
+  grpcDeadline: (callees: string) =>
+    intEnv(100, 120_000, 5_000).describe(`Deadline of each call to ${callees}.`),
+  /** The ack wait of a durable consumer of the ticket events; `note` ends its description. */
+  eventAckWait: (note = '') =>
+    intEnv(1_000, 3_600_000, 30_000).describe(
+      `JetStream redelivers an event not acknowledged within this${note}.`,
     ),
   /** SHUTDOWN_GRACE_MS: how long `what` may take to finish at shutdown. */
   shutdownGrace: (what: string, max = 120_000) =>

@@ -75,10 +75,6 @@ export class AppError extends Error {
 export const invalidRequest = (message: string, param?: string): AppError =>
   new AppError('invalid_request', message, param === undefined ? {} : { param });
 
-export function httpStatusOf(code: ErrorCode): number {
-  return CODES[code].http;
-}
-
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(CODES, value);
 }

@@ -1,6 +1,5 @@
 import {
   openSync,
-  writeSync,
   fsyncSync,
   closeSync,
   readFileSync,
@@ -12,6 +11,7 @@ import {
   truncateSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writeFileAtomic, writeFully } from './atomic-file.js';
 
 /** Where a record's line is in its file: byte offset and length (newline excluded). */
 export interface JournalLine {
@@ -93,9 +93,7 @@ export class JsonlJournal<T> {
       at.push({ offset, length });
       offset += length + 1;
     }
-    const bytes = Buffer.from(lines.join('\n') + '\n');
-    let written = 0;
-    while (written < bytes.length) written += writeSync(this.fd!, bytes, written);
+    writeFully(this.fd!, Buffer.from(lines.join('\n') + '\n'));
     fsyncSync(this.fd!);
     this.size = offset;
     this.records += records.length;
@@ -118,6 +116,21 @@ export class JsonlJournal<T> {
       got += n;
     }
     return buf;
+  }
+
+  /**
+   * Replaces the whole file by `records` (a snapshot of the live state), atomically: written to
+   * a temporary file and fsynced, renamed over the journal, the directory fsynced. A crash
+   * leaves either the old journal or the new one. Appends continue after the snapshot.
+   */
+  rewrite(records: T[]): void {
+    if (this.options.readOnly) throw new Error(`journal ${this.path} is open read-only`);
+    const bytes = Buffer.from(records.map((r) => JSON.stringify(r) + '\n').join(''));
+    this.close();
+    writeFileAtomic(this.path, bytes, { tmp: `${this.path}.compact`, syncDirectory: true });
+    this.size = bytes.length;
+    this.records = records.length;
+    this.torn = false;
   }
 
   /** Stops appending here; the file stays readable. */

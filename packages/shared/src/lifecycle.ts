@@ -64,7 +64,7 @@ export function runMain(name: string, main: () => Promise<void>): void {
 export class Closers {
   private readonly closes: Array<() => Promise<void> | void> = [];
 
-  constructor(private readonly logger: Logger) {}
+  constructor(readonly logger: Logger) {}
 
   push(close: () => Promise<void> | void): void {
     this.closes.push(close);

@@ -14,9 +14,12 @@ const ALLOWED = new Set(['--heap-growing-percent', '--optimize-for-size']);
 
 const flag = /^(--[a-z-]+)(=\d+)?$/;
 
-/** The `V8_FLAGS` variable: space-separated allowed flags, `defaults` when unset. */
-export function v8FlagsEnv(defaults: string) {
-  return z
+/**
+ * The `V8_FLAGS` variable: space-separated allowed flags, `defaults` when unset; `effect` (what
+ * the defaults do for this service) completes its description.
+ */
+export function v8FlagsEnv(defaults: string, effect?: string) {
+  const schema = z
     .string()
     .default(defaults)
     .superRefine((value, ctx) => {
@@ -29,6 +32,9 @@ export function v8FlagsEnv(defaults: string) {
           });
       }
     });
+  return effect === undefined
+    ? schema
+    : schema.describe(`V8 heap flags applied at start-up (${effect}).`);
 }
 
 /** Applies validated `V8_FLAGS` to this process. */

@@ -4,6 +4,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  JournaledStore,
   JsonlJournal,
   SegmentedJournal,
   type JournalLine,
@@ -20,6 +21,49 @@ test('when records are appended, then a new journal on the same file replays the
   const seen: number[] = [];
   new JsonlJournal<{ n: number }>(path).replay((r) => seen.push(r.n));
   assert.deepEqual(seen, [1, 2, 3]);
+});
+
+test('when a journal is rewritten, then it holds only the snapshot, appends follow it, and a restart replays both', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+  const path = join(dir, 'j.jsonl');
+  const j = new JsonlJournal<{ n: number }>(path);
+  j.replay(() => undefined);
+  j.appendMany([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  j.rewrite([{ n: 6 }]);
+  assert.equal(j.records, 1);
+  const at = j.append({ n: 7 });
+  j.close();
+  assert.equal(readFileSync(path, 'utf8'), '{"n":6}\n{"n":7}\n');
+  assert.deepEqual(at, { offset: 8, length: 7 });
+  assert.deepEqual(readdirSync(dir), ['j.jsonl']);
+  const seen: number[] = [];
+  new JsonlJournal<{ n: number }>(path).replay((r) => seen.push(r.n));
+  assert.deepEqual(seen, [6, 7]);
+});
+
+test('when a store is open on a directory, then a second one is refused until the first closes', async () => {
+  class Counter extends JournaledStore<{ n: number }> {
+    total = 0;
+    constructor(dir: string) {
+      super(dir, 'counter.jsonl', 'counter');
+      this.journal.replay((r) => this.apply(r));
+    }
+    add(n: number): void {
+      this.record({ n });
+    }
+    protected apply(r: { n: number }): void {
+      this.total += r.n;
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'journaled-'));
+  const first = new Counter(dir);
+  first.add(2);
+  first.add(3);
+  assert.throws(() => new Counter(dir), /already open/);
+  await first.close();
+  const again = new Counter(dir);
+  assert.equal(again.total, 5);
+  await again.close();
 });
 
 test('when a crash tore the last line, then replay drops it and later appends and restarts stay readable', () => {

@@ -1,8 +1,8 @@
 import {
   backendUrl,
   commonEnv,
+  configLoader,
   intEnv,
-  loadConfig,
   metricsEnv,
   openAiEnv,
   requiredUnlessEmbedded,
@@ -56,9 +56,7 @@ export const configSchema = z
     RESERVATION_TTL_MS: intEnv(1_000, 24 * 3_600_000, 120_000).describe(
       'A deflection slot reserved by a generation that never finished (crash) is released after this.',
     ),
-    GRPC_DEADLINE_MS: intEnv(100, 120_000, 5_000).describe(
-      'Deadline of each call to knowledge and tickets.',
-    ),
+    GRPC_DEADLINE_MS: sharedSetting.grpcDeadline('knowledge and tickets'),
     TRIAGE_CONCURRENCY: intEnv(1, 64, 2).describe(
       'Batches of ticket events triaged at the same time.',
     ),
@@ -71,22 +69,15 @@ export const configSchema = z
     APPLY_TRIAGE_BATCH: intEnv(1, 64, 32).describe(
       'Most triage results in one tickets.ApplyTriageBatch call: results reported together (a triage batch) leave in one call; 1 sends each as its own ApplyTriage (docs/performance.md).',
     ),
-    TRIAGE_ACK_WAIT_MS: intEnv(1_000, 3_600_000, 30_000).describe(
-      'JetStream redelivers an event not acknowledged within this (progress is signalled while an LLM works).',
-    ),
+    TRIAGE_ACK_WAIT_MS: sharedSetting.eventAckWait(' (progress is signalled while an LLM works)'),
     NATS_STREAM_REPLICAS: sharedSetting.streamReplicas(),
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls and triage'),
-    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS).describe(
-      'V8 heap flags applied at start-up (keeps RSS under load near the live data).',
-    ),
+    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS, 'keeps RSS under load near the live data'),
     ...metricsEnv,
   })
   .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'NATS_URL']));
 
 export type AnswersConfig = z.infer<typeof configSchema>;
 
-/** Reads and validates the environment; throws ConfigError naming every bad variable. */
-export function loadAnswersConfig(env: NodeJS.ProcessEnv = process.env): AnswersConfig {
-  return loadConfig(configSchema, env, { service: 'answers' });
-}
+export const loadAnswersConfig = configLoader(configSchema, 'answers');

@@ -1,11 +1,13 @@
 import { join } from 'node:path';
 import {
-  Closers,
   createLogger,
-  once,
+  gracefulStop,
   openAiConfigured,
+  openWithClosers,
   redactUrl,
-  startGrpcServer,
+  serveGrpc,
+  type ClockOptions,
+  type GrpcServiceHandle,
   type Logger,
 } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
@@ -30,26 +32,18 @@ const RESERVATION_RETENTION_MS = 35 * 24 * HOUR_MS;
 /** Refresh of the triage_consumer_pending gauge. */
 const LAG_POLL_MS = 5_000;
 
-export interface AnswersServer {
-  /** The bound gRPC port (the real one when ANSWERS_ADDR asked for port 0). */
-  port: number;
-  /** Graceful: health NOT_SERVING, triage drains, in-flight calls finish, then connections close. */
-  stop(): Promise<void>;
-}
+export type AnswersServer = GrpcServiceHandle;
 
-export interface StartOptions {
-  /** Clock for the ledger (tests move it); defaults to the real one. */
-  now?: () => Date;
-}
-
-/** Starts the answers service: ledger, gRPC server with health, sweeper, and the triage consumer. */
+/**
+ * Starts the answers service: ledger, gRPC server with health, sweeper, and the triage consumer;
+ * stop() drains triage before in-flight calls finish.
+ */
 export async function start(
   config: AnswersConfig,
   logger: Logger = createLogger('answers', config.LOG_LEVEL),
-  options: StartOptions = {},
+  options: ClockOptions = {},
 ): Promise<AnswersServer> {
-  const closers = new Closers(logger);
-  try {
+  return openWithClosers(logger, async (closers) => {
     const now = options.now ?? (() => new Date());
     const ledger = meteredLedger(await openLedger(config, logger));
     closers.push(() => ledger.close());
@@ -107,16 +101,9 @@ export async function start(
     const sweeper = startSweeper(ledger, logger, now, config.RESERVATION_TTL_MS);
     closers.push(() => sweeper.stop());
 
-    const grpc = await startGrpcServer({
-      host: config.ANSWERS_ADDR.host,
-      port: config.ANSWERS_ADDR.port,
-      services: [
-        {
-          definition: answers.AnswersServiceService,
-          implementation: createAnswersHandlers(deps, logger),
-        },
-      ],
-      logger,
+    const grpc = await serveGrpc('answers', config.ANSWERS_ADDR, logger, {
+      definition: answers.AnswersServiceService,
+      implementation: createAnswersHandlers(deps, logger),
     });
     closers.push(() => grpc.stop(0));
 
@@ -145,25 +132,12 @@ export async function start(
     const lagTimer = setInterval(() => void consumer.refreshLag(), LAG_POLL_MS);
     lagTimer.unref();
     closers.push(() => clearInterval(lagTimer));
-    logger.info(
-      { address: `${config.ANSWERS_ADDR.host}:${grpc.port}` },
-      'answers service listening',
-    );
 
     return {
       port: grpc.port,
-      stop: once(async () => {
-        grpc.health.setServing(false);
-        await consumer.stop();
-        await grpc.stop(config.SHUTDOWN_GRACE_MS);
-        await closers.closeAll();
-        logger.info('answers service stopped');
-      }),
+      stop: gracefulStop('answers', grpc, config.SHUTDOWN_GRACE_MS, closers, () => consumer.stop()),
     };
-  } catch (err) {
-    await closers.closeAll();
-    throw err;
-  }
+  });
 }
 
 /** MySQL when MYSQL_URL is set, the embedded journal otherwise (config guarantees EMBEDDED then). */

@@ -9,6 +9,7 @@ import { monthOf } from '../src/domain/month.js';
 import { callUnary, createLogger } from '@support-agent/shared';
 import { KB, rejection, startAnswers, testEnv, type RunningAnswers } from './support/service.js';
 import { KnowledgeStub, TicketsStub } from './support/stubs.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 const POLICY = { deflectionMonthlyLimit: 1000, highConfidenceThreshold: 75 };
 
@@ -31,12 +32,7 @@ before(async () => {
   svc = await startAnswers(env);
 });
 
-after(async () => {
-  await svc?.stop();
-  await knowledge?.stop();
-  await tickets?.stop();
-  await db?.drop();
-});
+after(() => stopAll(svc, knowledge, tickets, db));
 
 /** A fresh org with the shared KB, so tests do not share ledger rows. */
 function org(name: string): string {

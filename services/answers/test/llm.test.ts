@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { callUnary } from '@support-agent/shared';
 import { KB, startAnswers, testEnv, type RunningAnswers } from './support/service.js';
 import { KnowledgeStub, OpenAiStub, TicketsStub } from './support/stubs.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 const MODEL = 'test-model';
 /** The name the LLM provider reports itself by (openai-llm.ts). */
@@ -54,12 +55,7 @@ before(async () => {
   svc = await startAnswers(testEnv(baseEnv));
 });
 
-after(async () => {
-  await svc?.stop();
-  await knowledge?.stop();
-  await tickets?.stop();
-  await llm?.stop();
-});
+after(() => stopAll(svc, knowledge, tickets, llm));
 
 let orgCounter = 0;
 function org(): string {

@@ -15,6 +15,7 @@ import { ServiceProcess } from '../../../test/support/process.js';
 import { appendEvent, EventPublisher, ticketCreated } from './support/events.js';
 import { KB, waitFor } from './support/service.js';
 import { KnowledgeStub, TicketsStub } from './support/stubs.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 const ORG = 'crash';
 const TICKETS = 30;
@@ -100,10 +101,7 @@ describe('crash mid-triage', () => {
     ticketsAddr = await tickets.start();
   });
 
-  after(async () => {
-    await knowledge.stop();
-    await tickets.stop();
-  });
+  after(() => stopAll(knowledge, tickets));
 
   test('when the service is killed mid-triage over JetStream and restarted, then each ticket is triaged exactly once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'answers-crash-js-'));

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { appendEvent, ticketCreated } from './support/events.js';
 import { KB, startAnswers, testEnv, waitFor, type RunningAnswers } from './support/service.js';
 import { KnowledgeStub, TicketsStub } from './support/stubs.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 let knowledge: KnowledgeStub;
 let tickets: TicketsStub;
@@ -22,11 +23,7 @@ before(async () => {
   svc = await startAnswers(env);
 });
 
-after(async () => {
-  await svc?.stop();
-  await knowledge?.stop();
-  await tickets?.stop();
-});
+after(() => stopAll(svc, knowledge, tickets));
 
 const callsFor = (ticketId: number) => tickets.calls.filter((c) => c.request.ticketId === ticketId);
 

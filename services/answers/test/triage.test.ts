@@ -11,6 +11,7 @@ import { createTestDatabase } from '../../../test/support/mysql.js';
 import { EventPublisher, ticketCreated } from './support/events.js';
 import { KB, startAnswers, testEnv, waitFor, type RunningAnswers } from './support/service.js';
 import { KnowledgeStub, TicketsStub } from './support/stubs.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 let nats: NatsHandle;
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -38,14 +39,7 @@ before(async () => {
   publisher = await EventPublisher.connect(nats.url);
 });
 
-after(async () => {
-  await publisher?.close();
-  await svc?.stop();
-  await knowledge?.stop();
-  await tickets?.stop();
-  await nats?.stop();
-  await db?.drop();
-});
+after(() => stopAll(publisher, svc, knowledge, tickets, nats, db));
 
 function org(name: string): string {
   knowledge.kb.set(name, KB);

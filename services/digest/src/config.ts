@@ -2,8 +2,8 @@ import {
   backendUrl,
   boolFlag,
   commonEnv,
+  configLoader,
   intEnv,
-  loadConfig,
   metricsEnv,
   openAiEnv,
   port,
@@ -105,9 +105,7 @@ export const configSchema = z
     DIGEST_CONSUMER_LINGER_MS: intEnv(0, 5_000, 50).describe(
       'How long a batch that is not full waits for more events before it is applied.',
     ),
-    DIGEST_ACK_WAIT_MS: intEnv(1_000, 3_600_000, 30_000).describe(
-      'JetStream redelivers an event not acknowledged within this.',
-    ),
+    DIGEST_ACK_WAIT_MS: sharedSetting.eventAckWait(),
     DIGEST_PULL_EXPIRES_MS: intEnv(1_000, 60_000, 2_000).describe(
       'How long one pull waits for an event (and the longest stop() waits for an idle pull).',
     ),
@@ -155,7 +153,7 @@ export const configSchema = z
     DIGEST_MAX_TICKETS: intEnv(1, 100_000, 1_000).describe(
       'Tickets of one week grouped into topics (the total always counts every ticket).',
     ),
-    GRPC_DEADLINE_MS: intEnv(100, 120_000, 5_000).describe('Deadline of each call to knowledge.'),
+    GRPC_DEADLINE_MS: sharedSetting.grpcDeadline('knowledge'),
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(10),
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls and the in-flight event'),
   })
@@ -163,10 +161,7 @@ export const configSchema = z
 
 export type DigestConfig = z.infer<typeof configSchema>;
 
-/** Reads and validates the environment; throws ConfigError naming every bad variable. */
-export function loadDigestConfig(env: NodeJS.ProcessEnv = process.env): DigestConfig {
-  return loadConfig(configSchema, env, { service: 'digest' });
-}
+export const loadDigestConfig = configLoader(configSchema, 'digest');
 
 /** The metrics port in force: DIGEST_METRICS_PORT when set, else METRICS_PORT (0 = off). */
 export function metricsPort(config: DigestConfig): number {

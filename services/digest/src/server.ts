@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import {
-  Closers,
   createLogger,
-  once,
+  gracefulStop,
   openAiConfigured,
+  openWithClosers,
+  serveGrpc,
   serveMetrics,
-  startGrpcServer,
+  type ClockOptions,
+  type GrpcServiceHandle,
   type Logger,
 } from '@support-agent/shared';
 import { digest } from '@support-agent/proto';
@@ -29,29 +31,19 @@ import { createDigestHandlers } from './entry-points/grpc/digest-handlers.js';
 import { DigestMetrics } from './entry-points/metrics.js';
 import { WeeklyDigestScheduler } from './entry-points/scheduler.js';
 
-export interface DigestServer {
-  /** The bound gRPC port (the real one when DIGEST_ADDR asked for port 0). */
-  port: number;
+export interface DigestServer extends GrpcServiceHandle {
   /** The bound metrics port, undefined when METRICS_PORT (or DIGEST_METRICS_PORT) is 0. */
   metricsPort: number | undefined;
-  /** Graceful: health NOT_SERVING, in-flight calls finish, scheduler and consumer stop after their current work, connections close. */
-  stop(): Promise<void>;
-}
-
-export interface StartOptions {
-  /** The clock (tests move it); defaults to the real one. */
-  now?: () => Date;
 }
 
 /** Starts the digest service: store and event source chosen by the config, gRPC + health, consumer, scheduler, metrics. */
 export async function start(
   config: DigestConfig,
   logger: Logger = createLogger('digest', config.LOG_LEVEL),
-  options: StartOptions = {},
+  options: ClockOptions = {},
 ): Promise<DigestServer> {
   const now = options.now ?? (() => new Date());
-  const closers = new Closers(logger);
-  try {
+  return openWithClosers(logger, async (closers) => {
     const metrics = new DigestMetrics();
     const repo = await openRepository(config, logger);
     closers.push(() => repo.close());
@@ -79,19 +71,11 @@ export async function start(
     };
     const build = (orgId: string, weekStart: string) => buildDigest(buildDeps, orgId, weekStart);
 
-    const grpc = await startGrpcServer({
-      host: config.DIGEST_ADDR.host,
-      port: config.DIGEST_ADDR.port,
-      services: [
-        {
-          definition: digest.DigestServiceService,
-          implementation: createDigestHandlers({ store: repo, build, metrics, logger, now }),
-        },
-      ],
-      logger,
+    const grpc = await serveGrpc('digest', config.DIGEST_ADDR, logger, {
+      definition: digest.DigestServiceService,
+      implementation: createDigestHandlers({ store: repo, build, metrics, logger, now }),
     });
-    const stopGrpc = once(() => grpc.stop(config.SHUTDOWN_GRACE_MS));
-    closers.push(stopGrpc);
+    closers.push(() => grpc.stop(config.SHUTDOWN_GRACE_MS));
 
     const consumer = new TicketEventsConsumer(
       openEventSource(config, logger),
@@ -132,23 +116,14 @@ export async function start(
     );
     if (endpoint) closers.push(() => endpoint.close());
 
-    logger.info({ address: `${config.DIGEST_ADDR.host}:${grpc.port}` }, 'digest service listening');
-
     // Readiness fails first and in-flight calls drain; then the closers run in reverse order:
     // metrics, scheduler, lag poll, consumer (after its in-flight event), knowledge, store.
     return {
       port: grpc.port,
       metricsPort: endpoint?.port,
-      stop: once(async () => {
-        await stopGrpc();
-        await closers.closeAll();
-        logger.info('digest service stopped');
-      }),
+      stop: gracefulStop('digest', grpc, config.SHUTDOWN_GRACE_MS, closers),
     };
-  } catch (err) {
-    await closers.closeAll();
-    throw err;
-  }
+  });
 }
 
 export function digestSettings(config: DigestConfig): DigestSettings {

@@ -23,6 +23,7 @@ import {
   type TestDatabase,
   type TicketEventEnvelope,
 } from './helpers.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/backfill.ts', import.meta.url));
 
@@ -123,11 +124,7 @@ describe('backfill', () => {
     await publisher.close();
   });
 
-  after(async () => {
-    await svc?.stop();
-    await own?.stop();
-    await ticketsDb?.drop();
-  });
+  after(() => stopAll(svc, own, ticketsDb));
 
   it('when the stream is replayed from the start, then the aggregates are identical to the live consumer', async () => {
     svc = await startDigest({ ...env, DIGEST_EMBEDDINGS: 'lexical' });

@@ -129,7 +129,10 @@ describe('batched aggregation', () => {
 
   it('when the service restarts between batches, with every event published twice, then every ticket is counted once', async () => {
     const org = newOrg('restart');
-    const events = Array.from({ length: 300 }, (_, i) =>
+    // Enough events that the first process is still busy when the test sees its first batch
+    // and stops it (with 300 tickets a loaded machine's slower polling saw them all applied).
+    const tickets = 1000;
+    const events = Array.from({ length: tickets }, (_, i) =>
       ticketEvents(org, `Batch question ${i}`, inWeek(lastWeek, i % 7, 11, i % 60), {
         answered: i % 4 === 0,
       }),
@@ -175,7 +178,7 @@ describe('batched aggregation', () => {
       'consumer caught up',
     );
     assert.ok(afterFirst < ids.length, `stopped mid-stream (${afterFirst}/${ids.length})`);
-    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: 300 });
+    assert.deepEqual(await weekCounts(db.url, org), { [lastWeek]: tickets });
     const m = await scrapeMetrics(second.server.metricsPort!);
     assert.equal(m.get('digest_events_processed_total'), ids.length - afterFirst);
     assert.ok(m.get('digest_events_duplicate_total')! > 0, 'the late copies were skipped');

@@ -25,6 +25,7 @@ import {
   type RunningDigest,
   type TicketEventEnvelope,
 } from './helpers.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 describe('digest service (MySQL + JetStream)', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -78,12 +79,7 @@ describe('digest service (MySQL + JetStream)', () => {
     svc = await startDigest(env);
   });
 
-  after(async () => {
-    await svc?.stop();
-    await knowledge?.stop();
-    await publisher?.close();
-    await db?.drop();
-  });
+  after(() => stopAll(svc, knowledge, publisher, db));
 
   async function publishAndWait(
     orgId: string,

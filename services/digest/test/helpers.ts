@@ -10,10 +10,10 @@ import { createdEnvelope, type EventEnvelope } from '../../../test/support/event
 import { startStubServer } from '../../../test/support/grpc-stub.js';
 import { createTestDatabase } from '../../../test/support/mysql.js';
 import { queryRows } from '../../../test/support/pipeline.js';
-import { createLogger, type GrpcServerHandle } from '@support-agent/shared';
+import { createLogger, type ClockOptions, type GrpcServerHandle } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
 import { loadDigestConfig, type DigestConfig } from '../src/config.js';
-import { start, type DigestServer, type StartOptions } from '../src/server.js';
+import { start, type DigestServer } from '../src/server.js';
 import { LexicalEmbeddings } from '../src/data-access/lexical-embeddings.js';
 import { dot } from '../src/domain/cluster-topics.js';
 import type { SummaryTopic } from '../src/domain/digest-summary.js';
@@ -91,7 +91,7 @@ export type RunningDigest = RunningService<DigestServer, DigestClient>;
 
 export async function startDigest(
   env: Record<string, string | undefined>,
-  options: StartOptions = {},
+  options: ClockOptions = {},
 ): Promise<RunningDigest> {
   return withClient(await start(testConfig(env), testLogger, options), digestClient);
 }

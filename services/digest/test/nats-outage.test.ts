@@ -18,6 +18,7 @@ import {
   type RunningDigest,
   type TestDatabase,
 } from './helpers.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 describe('NATS outage', () => {
   let own: OwnBackends;
@@ -30,10 +31,7 @@ describe('NATS outage', () => {
     ({ db, nats } = own);
   });
 
-  after(async () => {
-    await svc?.stop();
-    await own?.stop();
-  });
+  after(() => stopAll(svc, own));
 
   const WORKERS = 4;
 

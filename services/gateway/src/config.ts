@@ -1,8 +1,8 @@
 import {
   backendUrl,
   commonEnv,
+  configLoader,
   intEnv,
-  loadConfig,
   metricsEnv,
   port,
   requiredUnlessEmbedded,
@@ -160,8 +160,9 @@ export const configSchema = z
     HTTP_REQUEST_TIMEOUT_MS: atLeast(100, 30_000).describe(
       '… and its whole request within this; else 408 and the connection closes.',
     ),
-    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS).describe(
-      "V8 heap flags applied at start-up (keeps the old space near twice the gateway's live data).",
+    V8_FLAGS: v8FlagsEnv(
+      DEFAULT_V8_FLAGS,
+      "keeps the old space near twice the gateway's live data",
     ),
     ...metricsEnv,
   })
@@ -169,7 +170,4 @@ export const configSchema = z
 
 export type GatewayConfig = z.infer<typeof configSchema>;
 
-/** Reads and validates the gateway's environment; throws ConfigError with every problem. */
-export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return loadConfig(configSchema, env, { service: 'gateway' });
-}
+export const loadGatewayConfig = configLoader(configSchema, 'gateway');

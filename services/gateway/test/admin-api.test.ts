@@ -13,6 +13,7 @@ import {
   type TestGateway,
   uniqueSlug,
 } from './support/gateway.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 let backends: GatewayBackends;
 let upstreams: FakeUpstreams;
@@ -26,10 +27,7 @@ before(async () => {
   gw = await startGateway(backends.env);
 });
 
-after(async () => {
-  await gw?.stop();
-  await backends?.stop();
-});
+after(() => stopAll(gw, backends));
 
 describe('admin authentication', () => {
   it('when the admin token is missing or wrong, then 401 with the JSON error body', async () => {

@@ -20,6 +20,7 @@ import {
   startGatewayBackends,
   type TestGateway,
 } from './support/gateway.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 let backends: GatewayBackends;
 let upstreams: FakeUpstreams;
@@ -49,10 +50,7 @@ before(async () => {
   gw = await startGateway(backends.env);
 });
 
-after(async () => {
-  await gw?.stop();
-  await backends?.stop();
-});
+after(() => stopAll(gw, backends));
 
 beforeEach(() => {
   upstreams.reset();

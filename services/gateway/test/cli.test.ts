@@ -14,6 +14,7 @@ import {
   type GatewayBackends,
   type TestGateway,
 } from './support/gateway.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/admin.js', import.meta.url));
 
@@ -61,10 +62,7 @@ before(async () => {
   gw = await startGateway(backends.env);
 });
 
-after(async () => {
-  await gw?.stop();
-  await backends?.stop();
-});
+after(() => stopAll(gw, backends));
 
 describe('admin CLI', () => {
   it('when organizations are created and listed, then it prints them (and JSON with --json)', async () => {

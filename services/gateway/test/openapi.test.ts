@@ -17,6 +17,7 @@ import {
   TEST_BASE_URL,
   type TestGateway,
 } from './support/gateway.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 const doc = () => structuredClone(readOpenApiFile()) as any;
 const contract = new ApiContract(doc());
@@ -217,10 +218,7 @@ describe('serving the document and the reference page', () => {
     gw = await startGateway(backends.env);
   });
 
-  after(async () => {
-    await gw?.stop();
-    await backends?.stop();
-  });
+  after(() => stopAll(gw, backends));
 
   it('when openapi.json is fetched without a key, then both prefixes serve the file with servers = / and PUBLIC_BASE_URL', async () => {
     const file = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8'));

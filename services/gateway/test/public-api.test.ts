@@ -15,6 +15,7 @@ import {
   type HttpResult,
   type TestGateway,
 } from './support/gateway.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 const RESOURCE_METADATA = `${TEST_BASE_URL}/.well-known/oauth-protected-resource`;
 const CHALLENGE_401 = `Bearer realm="support-agent", resource_metadata="${RESOURCE_METADATA}"`;
@@ -57,12 +58,7 @@ before(async () => {
   ({ key: kbOnlyKey } = await orgWithKey(gw, ['kb:read']));
 });
 
-after(async () => {
-  await gw?.stop();
-  await down?.stop();
-  await upstreams?.stop();
-  await db?.drop();
-});
+after(() => stopAll(gw, down, upstreams, db));
 
 describe('authentication', () => {
   it('when no Authorization header is sent, then 401 with the bare challenge and no rate-limit headers', async () => {

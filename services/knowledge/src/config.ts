@@ -1,7 +1,7 @@
 import {
   commonEnv,
+  configLoader,
   intEnv,
-  loadConfig,
   metricsEnv,
   openAiEnv,
   requiredUnlessEmbedded,
@@ -64,16 +64,11 @@ export const configSchema = z
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls', 600_000),
     // The embedded index is most of this process's heap: a lower heap growing factor than
     // V8's default keeps RSS near live data, at a small GC cost (docs/performance.md).
-    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS).describe(
-      "V8 heap flags applied at start-up (keeps RSS near the embedded index's live data).",
-    ),
+    V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS, "keeps RSS near the embedded index's live data"),
     ...metricsEnv,
   })
   .superRefine(requiredUnlessEmbedded(REQUIRED_BACKENDS));
 
 export type KnowledgeConfig = z.infer<typeof configSchema>;
 
-/** Reads and validates the environment; throws ConfigError listing every problem. */
-export function loadKnowledgeConfig(env: NodeJS.ProcessEnv = process.env): KnowledgeConfig {
-  return loadConfig(configSchema, env, { service: 'knowledge' });
-}
+export const loadKnowledgeConfig = configLoader(configSchema, 'knowledge');

@@ -1,8 +1,10 @@
 import {
   assertRunnable,
   createLogger,
-  once,
+  gracefulStop,
+  openWithClosers,
   startGrpcServer,
+  type GrpcServiceHandle,
   type Logger,
 } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
@@ -12,13 +14,9 @@ import { fingerprintKey } from './domain/fingerprint.js';
 import type { KnowledgeDeps } from './domain/search.js';
 import { embeddingsHandlers, knowledgeHandlers } from './entry-points/grpc/knowledge-handlers.js';
 
-export interface KnowledgeServer {
-  /** The bound gRPC port (useful with port 0). */
-  port: number;
+export interface KnowledgeServer extends GrpcServiceHandle {
   /** The collection in use; its name carries the embedding fingerprint. */
   collection: string;
-  /** Fails health, drains in-flight calls, then closes the index. */
-  stop(): Promise<void>;
 }
 
 /** Starts the knowledge service: adapters from config, collection ensured, gRPC + health. */
@@ -27,22 +25,22 @@ export async function start(
   logger: Logger = createLogger('knowledge', config.LOG_LEVEL),
 ): Promise<KnowledgeServer> {
   assertRunnable(config, REQUIRED_BACKENDS);
-  const backend = await createBackend(config, logger);
-  const { index, embeddings, catalog } = backend;
-  await index.init();
+  return openWithClosers(logger, async (closers) => {
+    const backend = await createBackend(config, logger);
+    const { index, embeddings, catalog } = backend;
+    await index.init();
+    closers.push(() => index.close());
 
-  const others = (await catalog.list()).filter((c) => c !== index.collection);
-  if (others.length > 0) {
-    logger.warn(
-      { collection: index.collection, others },
-      'collections of other embedding fingerprints exist: run `node services/knowledge/dist/cli/reindex.js` to move their entries here',
-    );
-  }
+    const others = (await catalog.list()).filter((c) => c !== index.collection);
+    if (others.length > 0) {
+      logger.warn(
+        { collection: index.collection, others },
+        'collections of other embedding fingerprints exist: run `node services/knowledge/dist/cli/reindex.js` to move their entries here',
+      );
+    }
 
-  const deps: KnowledgeDeps = { index, embeddings, logger, now: Date.now };
-  let grpc;
-  try {
-    grpc = await startGrpcServer({
+    const deps: KnowledgeDeps = { index, embeddings, logger, now: Date.now };
+    const grpc = await startGrpcServer({
       host: config.KNOWLEDGE_ADDR.host,
       port: config.KNOWLEDGE_ADDR.port,
       services: [
@@ -54,27 +52,19 @@ export async function start(
       ],
       logger,
     });
-  } catch (err) {
-    await index.close();
-    throw err;
-  }
-  logger.info(
-    {
+    logger.info(
+      {
+        port: grpc.port,
+        backend: backend.kind,
+        collection: index.collection,
+        embeddings: fingerprintKey(embeddings.fingerprint),
+      },
+      'knowledge service listening',
+    );
+    return {
       port: grpc.port,
-      backend: backend.kind,
       collection: index.collection,
-      embeddings: fingerprintKey(embeddings.fingerprint),
-    },
-    'knowledge service listening',
-  );
-
-  return {
-    port: grpc.port,
-    collection: index.collection,
-    stop: once(async () => {
-      await grpc.stop(config.SHUTDOWN_GRACE_MS);
-      await index.close();
-      logger.info('knowledge service stopped');
-    }),
-  };
+      stop: gracefulStop('knowledge', grpc, config.SHUTDOWN_GRACE_MS, closers),
+    };
+  });
 }

@@ -1,8 +1,8 @@
 import {
   backendUrl,
   commonEnv,
+  configLoader,
   intEnv,
-  loadConfig,
   metricsEnv,
   requiredUnlessEmbedded,
   serviceAddr,
@@ -49,7 +49,4 @@ export const configSchema = z
 
 export type TicketsConfig = z.infer<typeof configSchema>;
 
-/** Reads and validates the environment; throws ConfigError naming every bad variable. */
-export function loadTicketsConfig(env: NodeJS.ProcessEnv = process.env): TicketsConfig {
-  return loadConfig(configSchema, env, { service: 'tickets' });
-}
+export const loadTicketsConfig = configLoader(configSchema, 'tickets');

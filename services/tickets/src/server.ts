@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import {
-  Closers,
   createLogger,
-  once,
+  gracefulStop,
+  openWithClosers,
   redactUrl,
-  startGrpcServer,
+  serveGrpc,
+  type Closers,
+  type GrpcServiceHandle,
   type Logger,
 } from '@support-agent/shared';
 import { tickets } from '@support-agent/proto';
@@ -28,12 +30,7 @@ import { createTicketsHandlers } from './entry-points/grpc/tickets-handlers.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
-export interface TicketsServer {
-  /** The bound gRPC port (the real one when TICKETS_ADDR asked for port 0). */
-  port: number;
-  /** Graceful: health NOT_SERVING, in-flight calls finish, relay finishes its batch, connections close. */
-  stop(): Promise<void>;
-}
+export type TicketsServer = GrpcServiceHandle;
 
 interface Adapters {
   repo: TicketRepository;
@@ -41,13 +38,15 @@ interface Adapters {
   publisher: EventPublisher;
 }
 
-/** Starts the tickets service: adapters chosen by the config, gRPC server with health, outbox relay. */
+/**
+ * Starts the tickets service: adapters chosen by the config, gRPC server with health, outbox
+ * relay; at stop() the relay finishes its batch after in-flight calls finish.
+ */
 export async function start(
   config: TicketsConfig,
   logger: Logger = createLogger('tickets', config.LOG_LEVEL),
 ): Promise<TicketsServer> {
-  const closers = new Closers(logger);
-  try {
+  return openWithClosers(logger, async (closers) => {
     const { repo, idempotency, publisher } = await openAdapters(config, logger, closers);
     const relay = new OutboxRelay(repo, publisher, logger, {
       batchSize: config.OUTBOX_BATCH,
@@ -62,36 +61,17 @@ export async function start(
       eventsWritten: () => relay.notify(),
       now: () => new Date(),
     };
-    const grpc = await startGrpcServer({
-      host: config.TICKETS_ADDR.host,
-      port: config.TICKETS_ADDR.port,
-      services: [
-        {
-          definition: tickets.TicketsServiceService,
-          implementation: createTicketsHandlers(deps, logger),
-        },
-      ],
-      logger,
+    const grpc = await serveGrpc('tickets', config.TICKETS_ADDR, logger, {
+      definition: tickets.TicketsServiceService,
+      implementation: createTicketsHandlers(deps, logger),
     });
     relay.start();
     closers.push(() => relay.stop());
-    logger.info(
-      { address: `${config.TICKETS_ADDR.host}:${grpc.port}` },
-      'tickets service listening',
-    );
-
     return {
       port: grpc.port,
-      stop: once(async () => {
-        await grpc.stop(config.SHUTDOWN_GRACE_MS);
-        await closers.closeAll();
-        logger.info('tickets service stopped');
-      }),
+      stop: gracefulStop('tickets', grpc, config.SHUTDOWN_GRACE_MS, closers),
     };
-  } catch (err) {
-    await closers.closeAll();
-    throw err;
-  }
+  });
 }
 
 /** Real adapters where a URL is set, embedded ones otherwise (config guarantees EMBEDDED then). */

@@ -19,6 +19,7 @@ import {
   startService,
   testLogger,
 } from './helpers.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 describe('shared transactions (the queue)', () => {
   it('when calls arrive while two batches are in flight, then they wait and go as one batch, each answered in order; a failed batch fails only its own calls', async () => {
@@ -307,10 +308,7 @@ describe('CreateTicket calls arriving together (MySQL, Redis, JetStream)', () =>
       NATS_URL: natsUrl(),
     });
   });
-  after(async () => {
-    await service?.stop();
-    await db?.drop();
-  });
+  after(() => stopAll(service, db));
 
   it('when valid, invalid, repeated-key and replayed creates arrive together, then only the invalid one fails, each key holds one ticket and each created ticket has one event', async () => {
     const orgId = newOrg();

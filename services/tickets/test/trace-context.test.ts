@@ -11,6 +11,7 @@ import mysql from 'mysql2/promise';
 import { connect } from 'nats';
 import { createTestDatabase } from '../../../test/support/mysql.js';
 import { eventually, newOrg, requireEnv, startService } from './helpers.js';
+import { stopAll } from '../../../test/support/testing.js';
 
 const exporter = new InMemorySpanExporter();
 
@@ -46,10 +47,7 @@ describe('trace context through the outbox', () => {
     });
   });
 
-  after(async () => {
-    await service?.stop();
-    await db?.drop();
-  });
+  after(() => stopAll(service, db));
 
   it('when a ticket is created inside a trace, then its event is published with a traceparent header of that trace', async () => {
     const orgId = newOrg('trace');

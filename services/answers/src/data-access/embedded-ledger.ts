@@ -1,6 +1,4 @@
-import { existsSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
-import { JsonlJournal, type Logger } from '@support-agent/shared';
+import { JournaledStore, type Logger } from '@support-agent/shared';
 import { monthOf } from '../domain/month.js';
 import type {
   CommitOutcome,
@@ -36,24 +34,26 @@ const COMPACT_SLACK = 10_000;
  * replayed at start-up. One process owns DATA_DIR/answers; each operation runs
  * without awaiting in between, so it is atomic on Node's single thread.
  */
-export class EmbeddedLedger implements DeflectionLedger, PolicyStore {
+export class EmbeddedLedger
+  extends JournaledStore<Record>
+  implements DeflectionLedger, PolicyStore
+{
   private readonly reservations = new Map<string, Reservation>();
   private readonly months = new Map<string, { used: number; reserved: number }>();
   private readonly policies = new Map<string, OrgPolicy>();
-  private journal: JsonlJournal<Record>;
 
   private constructor(
-    private readonly path: string,
+    dir: string,
     private readonly logger: Logger,
   ) {
-    this.journal = new JsonlJournal<Record>(path);
+    super(dir, 'ledger.jsonl');
   }
 
   static open(dir: string, logger: Logger): EmbeddedLedger {
-    const ledger = new EmbeddedLedger(join(dir, 'ledger.jsonl'), logger);
+    const ledger = new EmbeddedLedger(dir, logger);
     const records = ledger.journal.replay((r) => ledger.apply(r));
     if (records > ledger.liveRecordCount() + COMPACT_SLACK) ledger.compact();
-    logger.info({ file: ledger.path, records }, 'deflection ledger: embedded journal');
+    logger.info({ file: ledger.journal.path, records }, 'deflection ledger: embedded journal');
     return ledger;
   }
 
@@ -143,16 +143,6 @@ export class EmbeddedLedger implements DeflectionLedger, PolicyStore {
     });
   }
 
-  async close(): Promise<void> {
-    this.journal.close();
-  }
-
-  /** Durable first, then in memory. */
-  private record(r: Record): void {
-    this.journal.append(r);
-    this.apply(r);
-  }
-
   private counter(orgId: string, month: string): { used: number; reserved: number } {
     const k = key(orgId, month);
     let c = this.months.get(k);
@@ -160,7 +150,7 @@ export class EmbeddedLedger implements DeflectionLedger, PolicyStore {
     return c;
   }
 
-  private apply(r: Record): void {
+  protected apply(r: Record): void {
     switch (r.t) {
       case 'reserve':
         this.counter(r.org, r.month).reserved++;
@@ -257,17 +247,9 @@ export class EmbeddedLedger implements DeflectionLedger, PolicyStore {
         );
       }
     }
-    const tmp = `${this.path}.compact`;
-    const next = new JsonlJournal<Record>(tmp);
-    if (existsSync(tmp)) renameSync(tmp, `${tmp}.stale`);
-    next.appendMany(records);
-    next.close();
-    this.journal.close();
-    renameSync(tmp, this.path);
-    this.journal = new JsonlJournal<Record>(this.path);
-    this.journal.replay(() => undefined);
+    this.journal.rewrite(records);
     this.logger.info(
-      { file: this.path, records: records.length },
+      { file: this.journal.path, records: records.length },
       'compacted the deflection journal',
     );
   }

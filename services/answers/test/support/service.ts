@@ -2,10 +2,16 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppError, callUnary, createGrpcClient, createLogger } from '@support-agent/shared';
+import {
+  AppError,
+  callUnary,
+  createGrpcClient,
+  createLogger,
+  type ClockOptions,
+} from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
 import { loadAnswersConfig } from '../../src/config.js';
-import { start, type AnswersServer, type StartOptions } from '../../src/server.js';
+import { start, type AnswersServer } from '../../src/server.js';
 
 export interface RunningAnswers {
   server: AnswersServer;
@@ -36,7 +42,7 @@ export function testEnv(overrides: Record<string, string>): Record<string, strin
 
 export async function startAnswers(
   env: Record<string, string>,
-  options: StartOptions = {},
+  options: ClockOptions = {},
 ): Promise<RunningAnswers> {
   const config = loadAnswersConfig(env);
   const server = await start(config, createLogger('answers', env.LOG_LEVEL ?? 'silent'), options);

@@ -22,7 +22,6 @@ import { renderDigestMarkdown } from './render-markdown.js';
 import { leadSentences, oneLine, truncate } from './text.js';
 import { assignTopicIds, trendOf } from './week-over-week.js';
 
-export type { TopicThresholds } from './group-week.js';
 export { thresholdFor } from './group-week.js';
 
 export interface DigestSettings extends GroupingSettings {

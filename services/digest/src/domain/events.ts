@@ -1,3 +1,3 @@
 // The digest aggregates every ticket event type, read through the events contract
 // (packages/events): its envelope and payload schemas, and the one parser of a message body.
-export { parseTicketEvent, type ParsedEvent, type TicketEvent } from '@support-agent/events';
+export { parseTicketEvent, type TicketEvent } from '@support-agent/events';

@@ -27,12 +27,6 @@ export interface FitOptions {
 
 const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
 
-export function predictLogistic(model: FittedLogistic, x: number[]): number {
-  let z = model.bias;
-  for (let j = 0; j < x.length; j++) z += model.weights[j]! * x[j]!;
-  return sigmoid(z);
-}
-
 export function fitLogistic(samples: Sample[], options: FitOptions = {}): FittedLogistic {
   const l2 = options.l2 ?? 1;
   const d = samples[0]?.x.length ?? 0;

@@ -59,11 +59,6 @@ export interface ListPosition {
   id: number;
 }
 
-/** Compares two tickets in list order: negative when `a` comes first (is newer). */
-export function compareNewestFirst(a: ListPosition, b: ListPosition): number {
-  return b.createdAtMs - a.createdAtMs || b.id - a.id;
-}
-
 export function positionOf(ticket: Ticket): ListPosition {
   return { createdAtMs: ticket.createdAt.getTime(), id: ticket.id };
 }

@@ -1,6 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
-import { JsonlJournal, type Logger, lockDirectory } from '@support-agent/shared';
+import { JournaledStore, type Logger } from '@support-agent/shared';
 import { applyTicketEvent, type TicketAggregate } from '../../domain/aggregate.js';
 import type { TicketEvent } from '../../domain/events.js';
 import type {
@@ -49,25 +47,23 @@ const COMPACT_CHUNK = 1_000;
  * An event's id, the ticket state it produced and its week count are one
  * journal line, so a crash keeps all of them or none.
  */
-export class EmbeddedDigestRepository implements DigestRepository {
+export class EmbeddedDigestRepository
+  extends JournaledStore<JournalRecord>
+  implements DigestRepository
+{
   private readonly processed = new Set<string>();
   private readonly tickets = new Map<string, TicketAggregate>();
   private readonly weeks = new Map<string, number>();
   private readonly digests = new Map<string, StoredDigest>();
   private readonly runs = new Map<string, RunRecord>();
-  private journal: JsonlJournal<JournalRecord>;
 
-  private constructor(
-    private readonly dir: string,
-    private readonly releaseLock: () => void,
-  ) {
-    this.journal = new JsonlJournal<JournalRecord>(join(dir, JOURNAL_FILE));
+  private constructor(dir: string) {
+    super(dir, JOURNAL_FILE, 'digest');
   }
 
   static open(dir: string, logger: Logger): EmbeddedDigestRepository {
-    const release = lockDirectory(dir, 'digest');
+    const repo = new EmbeddedDigestRepository(dir);
     try {
-      const repo = new EmbeddedDigestRepository(dir, release);
       const lines = repo.journal.replay((r) => repo.apply(r));
       const live = repo.tickets.size + repo.digests.size + repo.processed.size / COMPACT_CHUNK;
       if (lines > 2 * live + 1_000) {
@@ -85,7 +81,7 @@ export class EmbeddedDigestRepository implements DigestRepository {
       );
       return repo;
     } catch (err) {
-      release();
+      void repo.close();
       throw err;
     }
   }
@@ -96,7 +92,7 @@ export class EmbeddedDigestRepository implements DigestRepository {
       this.tickets.get(key(event.org_id, event.ticket_id)),
       event,
     );
-    this.write({
+    this.record({
       k: 'ev',
       id: event.id,
       t: toStored(next),
@@ -115,12 +111,12 @@ export class EmbeddedDigestRepository implements DigestRepository {
     const current = this.tickets.get(key(ticket.orgId, ticket.ticketId));
     const counted =
       ticket.weekStart !== null && (current === undefined || current.createdAt === null);
-    this.write({ k: 'snap', t: toStored(ticket), ...(counted ? { w: ticket.weekStart! } : {}) });
+    this.record({ k: 'snap', t: toStored(ticket), ...(counted ? { w: ticket.weekStart! } : {}) });
     return counted;
   }
 
   async resetAggregates(options: { forgetProcessedEvents: boolean }): Promise<void> {
-    this.write({ k: 'reset', forget: options.forgetProcessedEvents });
+    this.record({ k: 'reset', forget: options.forgetProcessedEvents });
   }
 
   async weekTickets(orgId: string, weekStart: string, limit: number): Promise<WeekTicket[]> {
@@ -162,7 +158,7 @@ export class EmbeddedDigestRepository implements DigestRepository {
   }
 
   async saveDigest(d: StoredDigest): Promise<void> {
-    this.write({ k: 'digest', d: { ...d, generatedAt: d.generatedAt.getTime() } });
+    this.record({ k: 'digest', d: { ...d, generatedAt: d.generatedAt.getTime() } });
   }
 
   async digestOf(orgId: string, weekStart: string): Promise<StoredDigest | undefined> {
@@ -192,28 +188,17 @@ export class EmbeddedDigestRepository implements DigestRepository {
   /** A run left unfinished by a crash is taken over at once: no other process can be running it. */
   async claimRun(weekStart: string, holder: string): Promise<boolean> {
     if (this.runs.get(weekStart)?.finished) return false;
-    this.write({ k: 'run', week: weekStart, run: { holder, finished: false, orgsBuilt: 0 } });
+    this.record({ k: 'run', week: weekStart, run: { holder, finished: false, orgsBuilt: 0 } });
     return true;
   }
 
   async heartbeatRun(): Promise<void> {}
 
   async finishRun(weekStart: string, holder: string, orgsBuilt: number): Promise<void> {
-    this.write({ k: 'run', week: weekStart, run: { holder, finished: true, orgsBuilt } });
+    this.record({ k: 'run', week: weekStart, run: { holder, finished: true, orgsBuilt } });
   }
 
-  async close(): Promise<void> {
-    this.journal.close();
-    this.releaseLock();
-  }
-
-  /** Journals a change, then applies it: what is in memory has always been written first. */
-  private write(record: JournalRecord): void {
-    this.journal.append(record);
-    this.apply(record);
-  }
-
-  private apply(r: JournalRecord): void {
+  protected apply(r: JournalRecord): void {
     switch (r.k) {
       case 'ev':
         this.processed.add(r.id);
@@ -275,23 +260,7 @@ export class EmbeddedDigestRepository implements DigestRepository {
       records.push({ k: 'digest', d: { ...d, generatedAt: d.generatedAt.getTime() } });
     for (const [week, run] of this.runs) records.push({ k: 'run', week, run });
 
-    const path = join(this.dir, JOURNAL_FILE);
-    const tmp = `${path}.compact`;
-    rmSync(tmp, { force: true });
-    const fd = openSync(tmp, 'w');
-    try {
-      writeSync(
-        fd,
-        records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''),
-      );
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    this.journal.close();
-    renameSync(tmp, path);
-    this.journal = new JsonlJournal<JournalRecord>(path);
-    this.journal.replay(() => undefined);
+    this.journal.rewrite(records);
   }
 }
 

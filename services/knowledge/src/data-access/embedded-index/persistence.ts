@@ -1,16 +1,6 @@
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { lockDirectory, SegmentedJournal } from '@support-agent/shared';
+import { lockDirectory, SegmentedJournal, writeFileAtomic } from '@support-agent/shared';
 import { INDEX_SCHEMA } from '../../domain/fingerprint.js';
 import type { JournalRecord } from './records.js';
 
@@ -154,17 +144,4 @@ function readGeneration(dir: string): number {
   const match = /^gen-(\d+)$/.exec(readFileSync(path, 'utf8').trim());
   if (!match) throw new Error(`unreadable ${path}`);
   return Number(match[1]);
-}
-
-/** Write to a temp file, fsync, rename over the target. */
-function writeFileAtomic(path: string, content: string): void {
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, content);
-  const fd = openSync(tmp, 'r+');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
 }

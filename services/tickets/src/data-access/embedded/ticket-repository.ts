@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { JsonlJournal, type Logger, lockDirectory } from '@support-agent/shared';
+import { JournaledStore, type Logger } from '@support-agent/shared';
 import { toOutboxMessage, type OutboxMessage, type TicketEvent } from '../../domain/events.js';
 import type {
   InsertOutcome,
@@ -39,7 +37,10 @@ const SNAPSHOT_CHUNK = 500;
  * journaled before it is applied, so a restart rebuilds exactly what was
  * acknowledged. One process per directory (a LOCK file enforces it).
  */
-export class EmbeddedTicketRepository implements TicketRepository {
+export class EmbeddedTicketRepository
+  extends JournaledStore<JournalRecord>
+  implements TicketRepository
+{
   private readonly tickets = new Map<number, Ticket>();
   private readonly byIdempotencyKey = new Map<string, number>();
   private readonly indexes = new Map<string, SortedTicketIndex>();
@@ -50,19 +51,14 @@ export class EmbeddedTicketRepository implements TicketRepository {
   private nextId = 1;
   private nextSeq = 1;
   private secret: Buffer | undefined;
-  private journal: JsonlJournal<JournalRecord>;
 
-  private constructor(
-    private readonly dir: string,
-    private readonly releaseLock: () => void,
-  ) {
-    this.journal = new JsonlJournal<JournalRecord>(join(dir, JOURNAL_FILE));
+  private constructor(dir: string) {
+    super(dir, JOURNAL_FILE, 'tickets');
   }
 
   static open(dir: string, logger: Logger): EmbeddedTicketRepository {
-    const release = lockDirectory(dir, 'tickets');
+    const repo = new EmbeddedTicketRepository(dir);
     try {
-      const repo = new EmbeddedTicketRepository(dir, release);
       let written = 0;
       repo.journal.replay((record) => {
         written += repo.apply(record);
@@ -78,7 +74,7 @@ export class EmbeddedTicketRepository implements TicketRepository {
       );
       return repo;
     } catch (err) {
-      release();
+      void repo.close();
       throw err;
     }
   }
@@ -92,7 +88,7 @@ export class EmbeddedTicketRepository implements TicketRepository {
       if (existing !== undefined) return { kind: 'duplicate', ticketId: existing };
     }
     const ticket: Ticket = { ...draft, id: this.nextId };
-    this.commit({
+    this.record({
       k: 'tx',
       tickets: [toStored(ticket)],
       events: this.toStoredEvents(eventsFor(ticket)),
@@ -148,7 +144,7 @@ export class EmbeddedTicketRepository implements TicketRepository {
     const change = decide({ ...current });
     const once = onceKey === undefined ? {} : { once: [onceKey] };
     if (!change) {
-      if (onceKey !== undefined) this.commit({ k: 'tx', ...once });
+      if (onceKey !== undefined) this.record({ k: 'tx', ...once });
       return { kind: 'unchanged', ticket: { ...current } };
     }
     const next: Ticket = {
@@ -157,7 +153,7 @@ export class EmbeddedTicketRepository implements TicketRepository {
       orgId: current.orgId,
       createdAt: current.createdAt,
     };
-    this.commit({
+    this.record({
       k: 'tx',
       tickets: [toStored(next)],
       events: this.toStoredEvents(change.events),
@@ -167,7 +163,7 @@ export class EmbeddedTicketRepository implements TicketRepository {
   }
 
   async cursorSecret(): Promise<Buffer> {
-    if (!this.secret) this.commit({ k: 'secret', secret: randomBytes(32).toString('base64') });
+    if (!this.secret) this.record({ k: 'secret', secret: randomBytes(32).toString('base64') });
     return this.secret!;
   }
 
@@ -194,7 +190,7 @@ export class EmbeddedTicketRepository implements TicketRepository {
       );
       const done = new Set(report.published);
       const seqs = batch.filter((e) => done.has(e.eventId)).map((e) => e.seq);
-      if (seqs.length > 0) this.commit({ k: 'published', seqs });
+      if (seqs.length > 0) this.record({ k: 'published', seqs });
       return {
         claimed: batch.length,
         published: seqs.length,
@@ -214,19 +210,8 @@ export class EmbeddedTicketRepository implements TicketRepository {
     return 0;
   }
 
-  async close(): Promise<void> {
-    this.journal.close();
-    this.releaseLock();
-  }
-
-  /** Journals the record (fsynced), then applies it: a failed write changes nothing. */
-  private commit(record: JournalRecord): void {
-    this.journal.append(record);
-    this.apply(record);
-  }
-
   /** Applies one journal record to memory; returns how many items it wrote. */
-  private apply(record: JournalRecord): number {
+  protected apply(record: JournalRecord): number {
     switch (record.k) {
       case 'secret':
         this.secret = Buffer.from(record.secret, 'base64');
@@ -269,35 +254,18 @@ export class EmbeddedTicketRepository implements TicketRepository {
 
   /** Rewrites the journal as a snapshot of the live state, atomically (write, fsync, rename). */
   private compact(): void {
-    const path = join(this.dir, JOURNAL_FILE);
-    const tmpPath = `${path}.compact`;
-    rmSync(tmpPath, { force: true });
-    const snapshot = new JsonlJournal<JournalRecord>(tmpPath);
-    try {
-      const records: JournalRecord[] = [];
-      if (this.secret) records.push({ k: 'secret', secret: this.secret.toString('base64') });
-      const all = [...this.tickets.values()].map(toStored);
-      for (let i = 0; i < all.length; i += SNAPSHOT_CHUNK) {
-        records.push({ k: 'tx', tickets: all.slice(i, i + SNAPSHOT_CHUNK) });
-      }
-      if (this.pending.size > 0) records.push({ k: 'tx', events: [...this.pending.values()] });
-      const once = [...this.onceKeys];
-      for (let i = 0; i < once.length; i += SNAPSHOT_CHUNK) {
-        records.push({ k: 'tx', once: once.slice(i, i + SNAPSHOT_CHUNK) });
-      }
-      snapshot.appendMany(records);
-    } finally {
-      snapshot.close();
+    const records: JournalRecord[] = [];
+    if (this.secret) records.push({ k: 'secret', secret: this.secret.toString('base64') });
+    const all = [...this.tickets.values()].map(toStored);
+    for (let i = 0; i < all.length; i += SNAPSHOT_CHUNK) {
+      records.push({ k: 'tx', tickets: all.slice(i, i + SNAPSHOT_CHUNK) });
     }
-    this.journal.close();
-    renameSync(tmpPath, path);
-    const dirFd = openSync(this.dir, 'r');
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
+    if (this.pending.size > 0) records.push({ k: 'tx', events: [...this.pending.values()] });
+    const once = [...this.onceKeys];
+    for (let i = 0; i < once.length; i += SNAPSHOT_CHUNK) {
+      records.push({ k: 'tx', once: once.slice(i, i + SNAPSHOT_CHUNK) });
     }
-    this.journal = new JsonlJournal<JournalRecord>(path);
+    this.journal.rewrite(records);
   }
 }
 
