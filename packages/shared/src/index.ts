@@ -19,5 +19,6 @@ export * from './trace-context.js';
 export * from './dir-lock.js';
 export * from './nats.js';
 export * from './service-clients.js';
+export * from './call-batcher.js';
 export * from './service-main.js';
 export * from './ticket-fields.js';

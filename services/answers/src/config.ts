@@ -63,6 +63,12 @@ export const configSchema = z
     TRIAGE_BATCH: intEnv(1, 256, 16).describe(
       'Most ticket events in one batch (those waiting, up to this), triaged together: their calls to knowledge and tickets and their acknowledgements leave at once (docs/performance.md).',
     ),
+    KNOWLEDGE_SEARCH_BATCH: intEnv(1, 64, 32).describe(
+      'Most KB searches in one knowledge.SearchBatch call: searches asked together (a triage batch) leave in one call; 1 sends each as its own Search (docs/performance.md).',
+    ),
+    APPLY_TRIAGE_BATCH: intEnv(1, 64, 32).describe(
+      'Most triage results in one tickets.ApplyTriageBatch call: results reported together (a triage batch) leave in one call; 1 sends each as its own ApplyTriage (docs/performance.md).',
+    ),
     TRIAGE_ACK_WAIT_MS: sharedSetting.eventAckWait(' (progress is signalled while an LLM works)'),
     NATS_STREAM_REPLICAS: sharedSetting.streamReplicas(),
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),

@@ -51,9 +51,14 @@ export async function start(
     const knowledge = new KnowledgeSearchClient(
       config.KNOWLEDGE_ADDR.address,
       config.GRPC_DEADLINE_MS,
+      config.KNOWLEDGE_SEARCH_BATCH,
     );
     closers.push(() => knowledge.close());
-    const tickets = new TriageReporter(config.TICKETS_ADDR.address, config.GRPC_DEADLINE_MS);
+    const tickets = new TriageReporter(
+      config.TICKETS_ADDR.address,
+      config.GRPC_DEADLINE_MS,
+      config.APPLY_TRIAGE_BATCH,
+    );
     closers.push(() => tickets.close());
 
     const builtin = new ExtractiveModel(loadTriageModel());

@@ -126,6 +126,44 @@ describe('knowledge gRPC service', () => {
     }
   });
 
+  it('when searches are sent as one SearchBatch, then each gets what Search returns for it, in order, and an invalid one fails alone', async () => {
+    const asked: knowledge.SearchRequest[] = [
+      { orgId: 'acme', query: 'how can I get my invoices as PDF?', limit: 0 },
+      { orgId: 'acme', query: 'ok', limit: 21 },
+      { orgId: 'acme', query: 'account settings security billing members', limit: 2 },
+      { orgId: '', query: 'ok', limit: 0 },
+    ];
+    const { results } = await callUnary(client.searchBatch.bind(client), { searches: asked });
+    assert.equal(results.length, asked.length);
+    for (const i of [0, 2]) {
+      assert.deepEqual(results[i]!.results, (await search(asked[i]!)).results);
+      assert.equal(results[i]!.errorCode, '');
+    }
+    assert.equal(results[0]!.results[0]?.entryId, 'billing-invoices');
+    assert.equal(results[2]!.results.length, 2);
+    assert.deepEqual(
+      [1, 3].map((i) => [results[i]!.errorCode, results[i]!.errorParam, results[i]!.results]),
+      [
+        ['invalid_request', 'limit', []],
+        ['invalid_request', 'org_id', []],
+      ],
+    );
+    assert.match(results[1]!.errorMessage, /limit/);
+  });
+
+  it('when a SearchBatch holds no search or more than 64, then the call fails with invalid_request', async () => {
+    const one = { orgId: 'acme', query: 'invoices', limit: 1 };
+    for (const searches of [[], Array.from({ length: 65 }, () => one)]) {
+      const err = await grpcError(callUnary(client.searchBatch.bind(client), { searches }));
+      assert.equal(err.code, status.INVALID_ARGUMENT, `${searches.length} searches`);
+      assert.equal(err.metadata.get('x-error-param')[0], 'searches');
+    }
+    const full = await callUnary(client.searchBatch.bind(client), {
+      searches: Array.from({ length: 64 }, () => one),
+    });
+    assert.equal(full.results.length, 64);
+  });
+
   it('when the query is 2000 code points of astral characters, then it is accepted (lengths are code points)', async () => {
     const res = await search({ query: '🔑'.repeat(2000) });
     assert.deepEqual(res.results, []);

@@ -737,6 +737,98 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
       });
     });
 
+    describe('ApplyTriageBatch', () => {
+      it('when results arrive in one batch with a repeat, an unknown ticket and an invalid one, then each is answered as ApplyTriage would answer it and the others are applied once', async () => {
+        const orgId = newOrg();
+        const ids = await createOneByOne(client, orgId, 3, 'batch');
+        const result = (ticketId: number, i: number) => ({
+          orgId,
+          ticketId,
+          eventId: `ev-batch-${ticketId}`,
+          category: 'how_to',
+          priority: 'medium',
+          aiSummary: `summary ${i}`,
+          aiAnswer: i === 0 ? 'Use the reset link.' : undefined,
+          resolve: i === 0,
+        });
+        const { results } = await client.applyTriageBatch({
+          results: [
+            ...ids.map(result),
+            result(ids[0]!, 0),
+            result(ids[2]! + 1_000_000, 1),
+            { ...result(ids[1]!, 1), eventId: 'ev-bad', priority: 'urgent' },
+          ],
+        });
+        assert.deepEqual(
+          results.map((r) => [r.applied, r.errorCode, r.errorParam]),
+          [
+            [true, '', ''],
+            [true, '', ''],
+            [true, '', ''],
+            [false, '', ''],
+            [false, 'not_found', ''],
+            [false, 'invalid_request', 'priority'],
+          ],
+        );
+        for (const [i, id] of ids.entries()) {
+          const ticket = (await client.getTicket({ orgId, ticketId: id })).ticket!;
+          assert.deepEqual(
+            [ticket.aiSummary, ticket.priority, ticket.status, ticket.aiAnswer],
+            [`summary ${i}`, 'medium', i === 0 ? 'resolved' : 'open', result(id, i).aiAnswer],
+          );
+        }
+        const events = await eventually(
+          async () => {
+            const e = await s.readEvents(orgId);
+            return e.length >= 7 ? e : undefined;
+          },
+          10_000,
+          'the triage events',
+        );
+        await new Promise((r) => setTimeout(r, 300));
+        const after = await s.readEvents(orgId);
+        assert.equal(after.length, events.length, 'no more events than that');
+        const key = (type: string, id: number) => `${id} ${type}`;
+        assert.deepEqual(
+          after
+            .filter((e) => e.type !== 'tickets.created')
+            .map((e) => key(e.type, e.ticket_id))
+            .sort(),
+          [
+            key('tickets.triaged', ids[0]!),
+            key('tickets.status_changed', ids[0]!),
+            key('tickets.triaged', ids[1]!),
+            key('tickets.triaged', ids[2]!),
+          ].sort(),
+        );
+      });
+
+      it('when a batch holds no result or more than 64, then the call fails with invalid_request and nothing is applied', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'x' });
+        const one = {
+          orgId,
+          ticketId,
+          eventId: 'ev-over',
+          category: 'bug',
+          priority: 'high',
+          aiSummary: 's',
+          resolve: false,
+        };
+        await assertAppError(
+          client.applyTriageBatch({ results: [] }),
+          'invalid_request',
+          'results',
+        );
+        await assertAppError(
+          client.applyTriageBatch({ results: Array.from({ length: 65 }, () => one) }),
+          'invalid_request',
+          'results',
+        );
+        assert.equal((await client.getTicket({ orgId, ticketId })).ticket?.category, undefined);
+      });
+    });
+
     describe('ApplyTriage and status changes together', () => {
       it('when status changes that are not allowed arrive together with triage results for the same tickets, then only they fail', async () => {
         const orgId = newOrg();

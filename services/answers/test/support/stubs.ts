@@ -1,7 +1,14 @@
 // In-test stand-ins for the knowledge and tickets services: real gRPC servers
 // (shared startGrpcServer, generated service definitions) with scriptable behaviour.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { AppError, createLogger, unaryHandler, type GrpcServerHandle } from '@support-agent/shared';
+import {
+  AppError,
+  createLogger,
+  NO_BATCH_ERROR,
+  toBatchItemError,
+  unaryHandler,
+  type GrpcServerHandle,
+} from '@support-agent/shared';
 import { knowledge, tickets } from '@support-agent/proto';
 import { startStubServer } from '../../../../test/support/grpc-stub.js';
 import { termSet } from '../../src/domain/text.js';
@@ -19,7 +26,7 @@ const unimplemented = async (): Promise<never> => {
 };
 
 /**
- * knowledge.Search over a fixed KB per org. Score: shared question terms over the
+ * knowledge.Search (and SearchBatch, each search as Search; down fails the whole call) over a fixed KB per org. Score: shared question terms over the
  * larger term set of query and entry question (1 = same question, 0 = unrelated).
  */
 export class KnowledgeStub {
@@ -27,6 +34,10 @@ export class KnowledgeStub {
   down = false;
   delayMs = 0;
   searches = 0;
+  /** Queries whose search fails with the given error (in Search and in SearchBatch alike). */
+  readonly failing = new Map<string, AppError>();
+  /** The size of each SearchBatch call received. */
+  readonly batches: number[] = [];
   private server: GrpcServerHandle | undefined;
 
   async start(): Promise<string> {
@@ -36,6 +47,22 @@ export class KnowledgeStub {
         implementation: {
           search: unaryHandler(logger, 'Search', (req: knowledge.SearchRequest) =>
             this.search(req),
+          ),
+          searchBatch: unaryHandler(
+            logger,
+            'SearchBatch',
+            async (req: knowledge.SearchBatchRequest) => {
+              this.batches.push(req.searches.length);
+              if (this.down) throw new AppError('service_unavailable', 'knowledge is down (stub)');
+              const answered = await Promise.allSettled(req.searches.map((s) => this.search(s)));
+              return {
+                results: answered.map((r) =>
+                  r.status === 'fulfilled'
+                    ? { ...r.value, ...NO_BATCH_ERROR }
+                    : { results: [], ...toBatchItemError(r.reason) },
+                ),
+              };
+            },
           ),
           upsertEntries: unaryHandler(logger, 'UpsertEntries', unimplemented),
           deleteEntries: unaryHandler(logger, 'DeleteEntries', unimplemented),
@@ -54,6 +81,8 @@ export class KnowledgeStub {
     this.searches++;
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     if (this.down) throw new AppError('service_unavailable', 'knowledge is down (stub)');
+    const failure = this.failing.get(req.query);
+    if (failure) throw failure;
     const q = termSet(req.query);
     const results = (this.kb.get(req.orgId) ?? [])
       .map((e) => {
@@ -75,9 +104,11 @@ export interface ApplyCall {
   applied: boolean;
 }
 
-/** tickets.ApplyTriage, idempotent by event id like the real one; records every call. */
+/** tickets.ApplyTriage (and ApplyTriageBatch, each result as ApplyTriage), idempotent by event id like the real one; records every call. */
 export class TicketsStub {
   readonly calls: ApplyCall[] = [];
+  /** The size of each ApplyTriageBatch call received. */
+  readonly batches: number[] = [];
   private readonly appliedEvents = new Set<string>();
   /** Calls that fail with UNAVAILABLE before the stub starts answering. */
   failNext = 0;
@@ -93,6 +124,22 @@ export class TicketsStub {
         implementation: {
           applyTriage: unaryHandler(logger, 'ApplyTriage', (req: tickets.ApplyTriageRequest) =>
             this.applyTriage(req),
+          ),
+          applyTriageBatch: unaryHandler(
+            logger,
+            'ApplyTriageBatch',
+            async (req: tickets.ApplyTriageBatchRequest) => {
+              this.batches.push(req.results.length);
+              // Each result as its own ApplyTriage (failNext, delay and missing apply to each).
+              const settled = await Promise.allSettled(req.results.map((r) => this.applyTriage(r)));
+              return {
+                results: settled.map((r) =>
+                  r.status === 'fulfilled'
+                    ? { applied: r.value.applied, ...NO_BATCH_ERROR }
+                    : { applied: false, ...toBatchItemError(r.reason) },
+                ),
+              };
+            },
           ),
           createTicket: unaryHandler(logger, 'CreateTicket', unimplemented),
           listTickets: unaryHandler(logger, 'ListTickets', unimplemented),

@@ -1,40 +1,72 @@
-import { requestIdOf, unaryHandler } from '@support-agent/shared';
+import {
+  invalidRequest,
+  NO_BATCH_ERROR,
+  requestIdOf,
+  toBatchItemError,
+  unaryHandler,
+} from '@support-agent/shared';
 import type { knowledge } from '@support-agent/proto';
 import { embedTexts } from '../../domain/embed.js';
 import { searchEntries, type KnowledgeDeps } from '../../domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../../domain/upsert.js';
 import { knowledgeMetrics } from '../../metrics.js';
 
+/** Most searches one SearchBatch call takes (answers' triage sends at most its batch, 16). */
+export const SEARCH_BATCH_MAX = 64;
+
 /** gRPC KnowledgeService: thin mapping between proto messages and the use cases. */
 export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServiceServer {
   const { logger } = deps;
+
+  /** One search, timed and (at debug level) logged: Search's and each of SearchBatch's. */
+  const search = async (req: knowledge.SearchRequest, requestId: string | undefined) => {
+    const started = performance.now();
+    const results = await searchEntries(deps, {
+      orgId: req.orgId,
+      query: req.query,
+      limit: req.limit,
+    });
+    const ms = performance.now() - started;
+    knowledgeMetrics.searchDuration.observe(ms / 1000);
+    // The line's fields are built only when it is written (searches are the hot path).
+    if (logger.isLevelEnabled('debug')) {
+      logger.debug(
+        {
+          requestId,
+          orgId: req.orgId,
+          results: results.length,
+          topScore: results[0]?.score,
+          ms: Math.round(ms),
+        },
+        'kb search',
+      );
+    }
+    return results;
+  };
+
   return {
     search: unaryHandler<knowledge.SearchRequest, knowledge.SearchResponse>(
       logger,
       'Search',
+      async (req, call) => ({ results: await search(req, requestIdOf(call)) }),
+    ),
+
+    searchBatch: unaryHandler<knowledge.SearchBatchRequest, knowledge.SearchBatchResponse>(
+      logger,
+      'SearchBatch',
       async (req, call) => {
-        const started = performance.now();
-        const results = await searchEntries(deps, {
-          orgId: req.orgId,
-          query: req.query,
-          limit: req.limit,
-        });
-        const ms = performance.now() - started;
-        knowledgeMetrics.searchDuration.observe(ms / 1000);
-        // The line's fields are built only when it is written (searches are the hot path).
-        if (logger.isLevelEnabled('debug')) {
-          logger.debug(
-            {
-              requestId: requestIdOf(call),
-              orgId: req.orgId,
-              results: results.length,
-              topScore: results[0]?.score,
-              ms: Math.round(ms),
-            },
-            'kb search',
-          );
+        if (req.searches.length < 1 || req.searches.length > SEARCH_BATCH_MAX) {
+          throw invalidRequest(`searches must hold 1 to ${SEARCH_BATCH_MAX} searches`, 'searches');
         }
-        return { results };
+        const requestId = requestIdOf(call);
+        const settled = await Promise.allSettled(req.searches.map((s) => search(s, requestId)));
+        return {
+          results: settled.map((s) =>
+            s.status === 'fulfilled'
+              ? { ...NO_BATCH_ERROR, results: s.value }
+              : { results: [], ...toBatchItemError(s.reason, { logger, method: 'SearchBatch' }) },
+          ),
+        };
       },
     ),
 

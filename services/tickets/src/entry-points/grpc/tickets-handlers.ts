@@ -1,5 +1,13 @@
 import type { ServerUnaryCall, handleUnaryCall } from '@grpc/grpc-js';
-import { requestIdOf, toRfc3339, unaryHandler, type Logger } from '@support-agent/shared';
+import {
+  invalidRequest,
+  NO_BATCH_ERROR,
+  requestIdOf,
+  toBatchItemError,
+  toRfc3339,
+  unaryHandler,
+  type Logger,
+} from '@support-agent/shared';
 import type { tickets } from '@support-agent/proto';
 import { applyTriage } from '../../domain/apply-triage.js';
 import { createTicket } from '../../domain/create-ticket.js';
@@ -26,6 +34,9 @@ export function toProtoTicket(t: Ticket): tickets.Ticket {
     updatedAt: toRfc3339(t.updatedAt),
   };
 }
+
+/** Most triage results one ApplyTriageBatch call takes (answers' triage sends at most its batch). */
+export const APPLY_TRIAGE_BATCH_MAX = 64;
 
 /**
  * The TicketsService gRPC handlers: map the wire messages to the use cases and
@@ -103,22 +114,54 @@ export function createTicketsHandlers(
     applyTriage: handler<tickets.ApplyTriageRequest, tickets.ApplyTriageResponse>(
       'ApplyTriage',
       async (req, log) => {
-        const result = await applyTriage(deps, {
-          orgId: req.orgId,
-          ticketId: req.ticketId,
-          eventId: req.eventId,
-          category: req.category,
-          priority: req.priority,
-          aiSummary: req.aiSummary,
-          aiAnswer: req.aiAnswer,
-          resolve: req.resolve,
-        });
-        log.info(
-          { ticketId: result.ticket.id, applied: result.applied, status: result.ticket.status },
-          'triage applied',
-        );
+        const result = await applyOne(req, log);
         return { ticket: toProtoTicket(result.ticket), applied: result.applied };
       },
     ),
+
+    applyTriageBatch: unaryHandler<
+      tickets.ApplyTriageBatchRequest,
+      tickets.ApplyTriageBatchResponse
+    >(logger, 'ApplyTriageBatch', async (req) => {
+      if (req.results.length < 1 || req.results.length > APPLY_TRIAGE_BATCH_MAX)
+        throw invalidRequest(`results must hold 1 to ${APPLY_TRIAGE_BATCH_MAX}`, 'results');
+      // Started together, the updates share tickets' transactions (batched-updates.ts).
+      const settled = await Promise.allSettled(
+        req.results.map((r) =>
+          applyOne(
+            r,
+            logger.child({ eventId: r.eventId, orgId: r.orgId, method: 'ApplyTriageBatch' }),
+          ),
+        ),
+      );
+      return {
+        results: settled.map((s) =>
+          s.status === 'fulfilled'
+            ? { applied: s.value.applied, ...NO_BATCH_ERROR }
+            : {
+                applied: false,
+                ...toBatchItemError(s.reason, { logger, method: 'ApplyTriageBatch' }),
+              },
+        ),
+      };
+    }),
   };
+
+  async function applyOne(req: tickets.ApplyTriageRequest, log: Logger) {
+    const result = await applyTriage(deps, {
+      orgId: req.orgId,
+      ticketId: req.ticketId,
+      eventId: req.eventId,
+      category: req.category,
+      priority: req.priority,
+      aiSummary: req.aiSummary,
+      aiAnswer: req.aiAnswer,
+      resolve: req.resolve,
+    });
+    log.info(
+      { ticketId: result.ticket.id, applied: result.applied, status: result.ticket.status },
+      'triage applied',
+    );
+    return result;
+  }
 }

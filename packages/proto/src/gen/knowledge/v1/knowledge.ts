@@ -48,6 +48,28 @@ export interface SearchResponse {
   results: SearchHit[];
 }
 
+export interface SearchBatchRequest {
+  /** 1..64 searches. */
+  searches: SearchRequest[];
+}
+
+/** One search of a batch: its hits, or the error Search would have returned for it. */
+export interface SearchBatchResult {
+  results: SearchHit[];
+  /** Empty when the search succeeded; else the error code (invalid_request, service_unavailable, …). */
+  errorCode: string;
+  errorMessage: string;
+  /** The offending parameter of an invalid_request, if any. */
+  errorParam: string;
+  /** Seconds to wait before retrying (service_unavailable, rate_limited); 0 when not said. */
+  errorRetryAfter: number;
+}
+
+export interface SearchBatchResponse {
+  /** One per search, in the order of the request. */
+  results: SearchBatchResult[];
+}
+
 export interface UpsertEntriesRequest {
   orgId: string;
   entries: KbEntry[];
@@ -504,6 +526,297 @@ export const SearchResponse: MessageFns<SearchResponse> = {
   fromPartial<I extends Exact<DeepPartial<SearchResponse>, I>>(object: I): SearchResponse {
     const message = createBaseSearchResponse();
     message.results = object.results?.map((e) => SearchHit.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSearchBatchRequest(): SearchBatchRequest {
+  return { searches: [] };
+}
+
+export const SearchBatchRequest: MessageFns<SearchBatchRequest> = {
+  encode(message: SearchBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.searches) {
+      SearchRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SearchBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSearchBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.searches.push(SearchRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SearchBatchRequest {
+    return {
+      searches: globalThis.Array.isArray(object?.searches)
+        ? object.searches.map((e: any) => SearchRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SearchBatchRequest): unknown {
+    const obj: any = {};
+    if (message.searches?.length) {
+      obj.searches = message.searches.map((e) => SearchRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SearchBatchRequest>, I>>(base?: I): SearchBatchRequest {
+    return SearchBatchRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SearchBatchRequest>, I>>(object: I): SearchBatchRequest {
+    const message = createBaseSearchBatchRequest();
+    message.searches = object.searches?.map((e) => SearchRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSearchBatchResult(): SearchBatchResult {
+  return { results: [], errorCode: "", errorMessage: "", errorParam: "", errorRetryAfter: 0 };
+}
+
+export const SearchBatchResult: MessageFns<SearchBatchResult> = {
+  encode(message: SearchBatchResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      SearchHit.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.errorCode !== "") {
+      writer.uint32(18).string(message.errorCode);
+    }
+    if (message.errorMessage !== "") {
+      writer.uint32(26).string(message.errorMessage);
+    }
+    if (message.errorParam !== "") {
+      writer.uint32(34).string(message.errorParam);
+    }
+    if (message.errorRetryAfter !== 0) {
+      writer.uint32(40).int32(message.errorRetryAfter);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SearchBatchResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSearchBatchResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(SearchHit.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.errorCode = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.errorMessage = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.errorParam = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.errorRetryAfter = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SearchBatchResult {
+    return {
+      results: globalThis.Array.isArray(object?.results) ? object.results.map((e: any) => SearchHit.fromJSON(e)) : [],
+      errorCode: isSet(object.errorCode)
+        ? globalThis.String(object.errorCode)
+        : isSet(object.error_code)
+        ? globalThis.String(object.error_code)
+        : "",
+      errorMessage: isSet(object.errorMessage)
+        ? globalThis.String(object.errorMessage)
+        : isSet(object.error_message)
+        ? globalThis.String(object.error_message)
+        : "",
+      errorParam: isSet(object.errorParam)
+        ? globalThis.String(object.errorParam)
+        : isSet(object.error_param)
+        ? globalThis.String(object.error_param)
+        : "",
+      errorRetryAfter: isSet(object.errorRetryAfter)
+        ? globalThis.Number(object.errorRetryAfter)
+        : isSet(object.error_retry_after)
+        ? globalThis.Number(object.error_retry_after)
+        : 0,
+    };
+  },
+
+  toJSON(message: SearchBatchResult): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => SearchHit.toJSON(e));
+    }
+    if (message.errorCode !== "") {
+      obj.errorCode = message.errorCode;
+    }
+    if (message.errorMessage !== "") {
+      obj.errorMessage = message.errorMessage;
+    }
+    if (message.errorParam !== "") {
+      obj.errorParam = message.errorParam;
+    }
+    if (message.errorRetryAfter !== 0) {
+      obj.errorRetryAfter = Math.round(message.errorRetryAfter);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SearchBatchResult>, I>>(base?: I): SearchBatchResult {
+    return SearchBatchResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SearchBatchResult>, I>>(object: I): SearchBatchResult {
+    const message = createBaseSearchBatchResult();
+    message.results = object.results?.map((e) => SearchHit.fromPartial(e)) || [];
+    message.errorCode = object.errorCode ?? "";
+    message.errorMessage = object.errorMessage ?? "";
+    message.errorParam = object.errorParam ?? "";
+    message.errorRetryAfter = object.errorRetryAfter ?? 0;
+    return message;
+  },
+};
+
+function createBaseSearchBatchResponse(): SearchBatchResponse {
+  return { results: [] };
+}
+
+export const SearchBatchResponse: MessageFns<SearchBatchResponse> = {
+  encode(message: SearchBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      SearchBatchResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SearchBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSearchBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(SearchBatchResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SearchBatchResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => SearchBatchResult.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SearchBatchResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => SearchBatchResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SearchBatchResponse>, I>>(base?: I): SearchBatchResponse {
+    return SearchBatchResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SearchBatchResponse>, I>>(object: I): SearchBatchResponse {
+    const message = createBaseSearchBatchResponse();
+    message.results = object.results?.map((e) => SearchBatchResult.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1328,6 +1641,19 @@ export const KnowledgeServiceService = {
     responseSerialize: (value: SearchResponse): Buffer => Buffer.from(SearchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SearchResponse => SearchResponse.decode(value),
   },
+  /**
+   * Several searches in one call (answers' triage of a batch of tickets): each answered as
+   * Search would answer it, in order; one that fails does not fail the others.
+   */
+  searchBatch: {
+    path: "/supportagent.knowledge.v1.KnowledgeService/SearchBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SearchBatchRequest): Buffer => Buffer.from(SearchBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SearchBatchRequest => SearchBatchRequest.decode(value),
+    responseSerialize: (value: SearchBatchResponse): Buffer => Buffer.from(SearchBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SearchBatchResponse => SearchBatchResponse.decode(value),
+  },
   /** Batch upsert, idempotent by the caller's entry id. */
   upsertEntries: {
     path: "/supportagent.knowledge.v1.KnowledgeService/UpsertEntries" as const,
@@ -1364,6 +1690,11 @@ export const KnowledgeServiceService = {
 export interface KnowledgeServiceServer extends UntypedServiceImplementation {
   /** Most relevant first; scores normalised to [0,1], ties by entry id. */
   search: handleUnaryCall<SearchRequest, SearchResponse>;
+  /**
+   * Several searches in one call (answers' triage of a batch of tickets): each answered as
+   * Search would answer it, in order; one that fails does not fail the others.
+   */
+  searchBatch: handleUnaryCall<SearchBatchRequest, SearchBatchResponse>;
   /** Batch upsert, idempotent by the caller's entry id. */
   upsertEntries: handleUnaryCall<UpsertEntriesRequest, UpsertEntriesResponse>;
   deleteEntries: handleUnaryCall<DeleteEntriesRequest, DeleteEntriesResponse>;
@@ -1386,6 +1717,25 @@ export interface KnowledgeServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SearchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Several searches in one call (answers' triage of a batch of tickets): each answered as
+   * Search would answer it, in order; one that fails does not fail the others.
+   */
+  searchBatch(
+    request: SearchBatchRequest,
+    callback: (error: ServiceError | null, response: SearchBatchResponse) => void,
+  ): ClientUnaryCall;
+  searchBatch(
+    request: SearchBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SearchBatchResponse) => void,
+  ): ClientUnaryCall;
+  searchBatch(
+    request: SearchBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SearchBatchResponse) => void,
   ): ClientUnaryCall;
   /** Batch upsert, idempotent by the caller's entry id. */
   upsertEntries(

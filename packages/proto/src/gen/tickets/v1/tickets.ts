@@ -117,6 +117,32 @@ export interface ApplyTriageResponse {
   applied: boolean;
 }
 
+export interface ApplyTriageBatchRequest {
+  /** 1..64 triage results. */
+  results: ApplyTriageRequest[];
+}
+
+/**
+ * One result of a batch: whether it was applied (the ticket itself is not sent back), or the
+ * error ApplyTriage would have returned for it.
+ */
+export interface ApplyTriageBatchResult {
+  /** False when the event had already been applied (or the result failed). */
+  applied: boolean;
+  /** Empty when the result was applied or already applied; else the error code (not_found, …). */
+  errorCode: string;
+  errorMessage: string;
+  /** The offending parameter of an invalid_request, if any. */
+  errorParam: string;
+  /** Seconds to wait before retrying (service_unavailable); 0 when not said. */
+  errorRetryAfter: number;
+}
+
+export interface ApplyTriageBatchResponse {
+  /** One per result, in the order of the request. */
+  results: ApplyTriageBatchResult[];
+}
+
 function createBaseTicket(): Ticket {
   return {
     id: 0,
@@ -1479,6 +1505,297 @@ export const ApplyTriageResponse: MessageFns<ApplyTriageResponse> = {
   },
 };
 
+function createBaseApplyTriageBatchRequest(): ApplyTriageBatchRequest {
+  return { results: [] };
+}
+
+export const ApplyTriageBatchRequest: MessageFns<ApplyTriageBatchRequest> = {
+  encode(message: ApplyTriageBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      ApplyTriageRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyTriageBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyTriageBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(ApplyTriageRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyTriageBatchRequest {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => ApplyTriageRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ApplyTriageBatchRequest): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => ApplyTriageRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplyTriageBatchRequest>, I>>(base?: I): ApplyTriageBatchRequest {
+    return ApplyTriageBatchRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplyTriageBatchRequest>, I>>(object: I): ApplyTriageBatchRequest {
+    const message = createBaseApplyTriageBatchRequest();
+    message.results = object.results?.map((e) => ApplyTriageRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseApplyTriageBatchResult(): ApplyTriageBatchResult {
+  return { applied: false, errorCode: "", errorMessage: "", errorParam: "", errorRetryAfter: 0 };
+}
+
+export const ApplyTriageBatchResult: MessageFns<ApplyTriageBatchResult> = {
+  encode(message: ApplyTriageBatchResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.applied !== false) {
+      writer.uint32(8).bool(message.applied);
+    }
+    if (message.errorCode !== "") {
+      writer.uint32(18).string(message.errorCode);
+    }
+    if (message.errorMessage !== "") {
+      writer.uint32(26).string(message.errorMessage);
+    }
+    if (message.errorParam !== "") {
+      writer.uint32(34).string(message.errorParam);
+    }
+    if (message.errorRetryAfter !== 0) {
+      writer.uint32(40).int32(message.errorRetryAfter);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyTriageBatchResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyTriageBatchResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.applied = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.errorCode = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.errorMessage = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.errorParam = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.errorRetryAfter = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyTriageBatchResult {
+    return {
+      applied: isSet(object.applied) ? globalThis.Boolean(object.applied) : false,
+      errorCode: isSet(object.errorCode)
+        ? globalThis.String(object.errorCode)
+        : isSet(object.error_code)
+        ? globalThis.String(object.error_code)
+        : "",
+      errorMessage: isSet(object.errorMessage)
+        ? globalThis.String(object.errorMessage)
+        : isSet(object.error_message)
+        ? globalThis.String(object.error_message)
+        : "",
+      errorParam: isSet(object.errorParam)
+        ? globalThis.String(object.errorParam)
+        : isSet(object.error_param)
+        ? globalThis.String(object.error_param)
+        : "",
+      errorRetryAfter: isSet(object.errorRetryAfter)
+        ? globalThis.Number(object.errorRetryAfter)
+        : isSet(object.error_retry_after)
+        ? globalThis.Number(object.error_retry_after)
+        : 0,
+    };
+  },
+
+  toJSON(message: ApplyTriageBatchResult): unknown {
+    const obj: any = {};
+    if (message.applied !== false) {
+      obj.applied = message.applied;
+    }
+    if (message.errorCode !== "") {
+      obj.errorCode = message.errorCode;
+    }
+    if (message.errorMessage !== "") {
+      obj.errorMessage = message.errorMessage;
+    }
+    if (message.errorParam !== "") {
+      obj.errorParam = message.errorParam;
+    }
+    if (message.errorRetryAfter !== 0) {
+      obj.errorRetryAfter = Math.round(message.errorRetryAfter);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplyTriageBatchResult>, I>>(base?: I): ApplyTriageBatchResult {
+    return ApplyTriageBatchResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplyTriageBatchResult>, I>>(object: I): ApplyTriageBatchResult {
+    const message = createBaseApplyTriageBatchResult();
+    message.applied = object.applied ?? false;
+    message.errorCode = object.errorCode ?? "";
+    message.errorMessage = object.errorMessage ?? "";
+    message.errorParam = object.errorParam ?? "";
+    message.errorRetryAfter = object.errorRetryAfter ?? 0;
+    return message;
+  },
+};
+
+function createBaseApplyTriageBatchResponse(): ApplyTriageBatchResponse {
+  return { results: [] };
+}
+
+export const ApplyTriageBatchResponse: MessageFns<ApplyTriageBatchResponse> = {
+  encode(message: ApplyTriageBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      ApplyTriageBatchResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApplyTriageBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApplyTriageBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(ApplyTriageBatchResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApplyTriageBatchResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => ApplyTriageBatchResult.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ApplyTriageBatchResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => ApplyTriageBatchResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApplyTriageBatchResponse>, I>>(base?: I): ApplyTriageBatchResponse {
+    return ApplyTriageBatchResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApplyTriageBatchResponse>, I>>(object: I): ApplyTriageBatchResponse {
+    const message = createBaseApplyTriageBatchResponse();
+    message.results = object.results?.map((e) => ApplyTriageBatchResult.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 export type TicketsServiceService = typeof TicketsServiceService;
 export const TicketsServiceService = {
   /**
@@ -1536,6 +1853,21 @@ export const TicketsServiceService = {
     responseSerialize: (value: ApplyTriageResponse): Buffer => Buffer.from(ApplyTriageResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ApplyTriageResponse => ApplyTriageResponse.decode(value),
   },
+  /**
+   * Several triage results in one call (answers' triage of a batch of tickets): each applied
+   * as ApplyTriage would apply it; one that fails does not fail the others.
+   */
+  applyTriageBatch: {
+    path: "/supportagent.tickets.v1.TicketsService/ApplyTriageBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ApplyTriageBatchRequest): Buffer =>
+      Buffer.from(ApplyTriageBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ApplyTriageBatchRequest => ApplyTriageBatchRequest.decode(value),
+    responseSerialize: (value: ApplyTriageBatchResponse): Buffer =>
+      Buffer.from(ApplyTriageBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApplyTriageBatchResponse => ApplyTriageBatchResponse.decode(value),
+  },
 } as const;
 
 export interface TicketsServiceServer extends UntypedServiceImplementation {
@@ -1551,6 +1883,11 @@ export interface TicketsServiceServer extends UntypedServiceImplementation {
   updateTicketStatus: handleUnaryCall<UpdateTicketStatusRequest, UpdateTicketStatusResponse>;
   /** Called by the triage pipeline (answers service); idempotent by event_id. */
   applyTriage: handleUnaryCall<ApplyTriageRequest, ApplyTriageResponse>;
+  /**
+   * Several triage results in one call (answers' triage of a batch of tickets): each applied
+   * as ApplyTriage would apply it; one that fails does not fail the others.
+   */
+  applyTriageBatch: handleUnaryCall<ApplyTriageBatchRequest, ApplyTriageBatchResponse>;
 }
 
 export interface TicketsServiceClient extends Client {
@@ -1635,6 +1972,25 @@ export interface TicketsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ApplyTriageResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Several triage results in one call (answers' triage of a batch of tickets): each applied
+   * as ApplyTriage would apply it; one that fails does not fail the others.
+   */
+  applyTriageBatch(
+    request: ApplyTriageBatchRequest,
+    callback: (error: ServiceError | null, response: ApplyTriageBatchResponse) => void,
+  ): ClientUnaryCall;
+  applyTriageBatch(
+    request: ApplyTriageBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApplyTriageBatchResponse) => void,
+  ): ClientUnaryCall;
+  applyTriageBatch(
+    request: ApplyTriageBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApplyTriageBatchResponse) => void,
   ): ClientUnaryCall;
 }
 
