@@ -117,7 +117,21 @@ export class Stack {
     return { ...env, ...this.addresses, ...this.options.env };
   }
 
+  /**
+   * Starts every process and waits until each is ready. A start that fails stops what it had
+   * started, so a suite whose before() failed does not hang on live child processes.
+   */
   async start(): Promise<this> {
+    try {
+      await this.launch();
+      return this;
+    } catch (err) {
+      await this.stop().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async launch(): Promise<void> {
     const logDir = join(this.options.dir, 'logs');
     const names = (this.options.services ?? UPSTREAMS).filter((name) =>
       existsSync(join(ROOT, 'services', name, 'dist/main.js')),
@@ -165,7 +179,6 @@ export class Stack {
       gw.start();
     }
     await Promise.all(this.gateways.map((_, i) => this.waitForGateway(i)));
-    return this;
   }
 
   /** The process of an upstream service (tickets, knowledge, answers, digest). */
