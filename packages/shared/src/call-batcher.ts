@@ -42,6 +42,23 @@ export function toBatchItemError(
   };
 }
 
+/**
+ * The server side of a batch call: runs every item at once (started together, they share what
+ * the single calls would share, such as tickets' transactions) and settles each on its own,
+ * as its value or as the error the single call would have returned (logged as a bug when
+ * untrusted), so one failing item never fails the others.
+ */
+export async function settleEach<Item, Res>(
+  items: Item[],
+  log: { logger: Logger; method: string },
+  run: (item: Item) => Promise<Res>,
+): Promise<({ value: Res } | { error: BatchItemError })[]> {
+  const settled = await Promise.allSettled(items.map(run));
+  return settled.map((s) =>
+    s.status === 'fulfilled' ? { value: s.value } : { error: toBatchItemError(s.reason, log) },
+  );
+}
+
 /** The AppError a failed batch item stands for, as the single call would have thrown it. */
 export function fromBatchItemError(e: BatchItemError): AppError {
   if (!isErrorCode(e.errorCode)) return new AppError('internal_error', 'internal error');

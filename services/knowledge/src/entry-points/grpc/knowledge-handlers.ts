@@ -2,7 +2,7 @@ import {
   invalidRequest,
   NO_BATCH_ERROR,
   requestIdOf,
-  toBatchItemError,
+  settleEach,
   unaryHandler,
 } from '@support-agent/shared';
 import type { knowledge } from '@support-agent/proto';
@@ -11,7 +11,7 @@ import { searchEntries, type KnowledgeDeps } from '../../domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../../domain/upsert.js';
 import { knowledgeMetrics } from '../../metrics.js';
 
-/** Most searches one SearchBatch call takes (answers' triage sends at most its batch, 16). */
+/** Most searches one SearchBatch call takes (answers' triage sends at most KNOWLEDGE_SEARCH_BATCH, default 32). */
 export const SEARCH_BATCH_MAX = 64;
 
 /** gRPC KnowledgeService: thin mapping between proto messages and the use cases. */
@@ -59,12 +59,12 @@ export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServi
           throw invalidRequest(`searches must hold 1 to ${SEARCH_BATCH_MAX} searches`, 'searches');
         }
         const requestId = requestIdOf(call);
-        const settled = await Promise.allSettled(req.searches.map((s) => search(s, requestId)));
+        const settled = await settleEach(req.searches, { logger, method: 'SearchBatch' }, (s) =>
+          search(s, requestId),
+        );
         return {
           results: settled.map((s) =>
-            s.status === 'fulfilled'
-              ? { ...NO_BATCH_ERROR, results: s.value }
-              : { results: [], ...toBatchItemError(s.reason, { logger, method: 'SearchBatch' }) },
+            'error' in s ? { results: [], ...s.error } : { ...NO_BATCH_ERROR, results: s.value },
           ),
         };
       },

@@ -3,7 +3,7 @@ import {
   invalidRequest,
   NO_BATCH_ERROR,
   requestIdOf,
-  toBatchItemError,
+  settleEach,
   toRfc3339,
   unaryHandler,
   type Logger,
@@ -126,22 +126,17 @@ export function createTicketsHandlers(
       if (req.results.length < 1 || req.results.length > APPLY_TRIAGE_BATCH_MAX)
         throw invalidRequest(`results must hold 1 to ${APPLY_TRIAGE_BATCH_MAX}`, 'results');
       // Started together, the updates share tickets' transactions (batched-updates.ts).
-      const settled = await Promise.allSettled(
-        req.results.map((r) =>
-          applyOne(
-            r,
-            logger.child({ eventId: r.eventId, orgId: r.orgId, method: 'ApplyTriageBatch' }),
-          ),
+      const settled = await settleEach(req.results, { logger, method: 'ApplyTriageBatch' }, (r) =>
+        applyOne(
+          r,
+          logger.child({ eventId: r.eventId, orgId: r.orgId, method: 'ApplyTriageBatch' }),
         ),
       );
       return {
         results: settled.map((s) =>
-          s.status === 'fulfilled'
-            ? { applied: s.value.applied, ...NO_BATCH_ERROR }
-            : {
-                applied: false,
-                ...toBatchItemError(s.reason, { logger, method: 'ApplyTriageBatch' }),
-              },
+          'error' in s
+            ? { applied: false, ...s.error }
+            : { applied: s.value.applied, ...NO_BATCH_ERROR },
         ),
       };
     }),
