@@ -1,3 +1,6 @@
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+
 /** RFC 3339 UTC with milliseconds, the one timestamp format of the API. */
 export function toRfc3339(date: Date): string {
   return date.toISOString();
