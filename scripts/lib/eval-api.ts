@@ -143,10 +143,12 @@ export async function createEvalOrg(
   return { orgId, key: created.key, admin, settings: settingsAfter };
 }
 
-/** Runs `work` over `items` with `concurrency` workers; results in input order. */
+/** Requests an evaluation keeps in flight against the stack. */
+const CONCURRENCY = 4;
+
+/** Runs `work` over `items` with CONCURRENCY workers; results in input order. */
 export async function mapConcurrently<T, R>(
   items: T[],
-  concurrency: number,
   work: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -157,6 +159,6 @@ export async function mapConcurrently<T, R>(
       out[i] = await work(items[i]!, i);
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   return out;
 }
