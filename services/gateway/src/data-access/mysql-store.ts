@@ -218,14 +218,11 @@ export class MysqlGatewayStore implements GatewayStore {
   }
 }
 
+/** A settings row: each SETTINGS_COLUMNS column as a number, and when it last changed. */
 function toSettings(row: RowDataPacket): OrgSettings {
-  return {
-    rateLimitPerKeyPerMin: Number(row.rate_limit_per_key_per_min),
-    rateLimitPerOrgPerMin: Number(row.rate_limit_per_org_per_min),
-    deflectionMonthlyLimit: Number(row.deflection_monthly_limit),
-    highConfidenceThreshold: Number(row.high_confidence_threshold),
-    updatedAt: row.updated_at as Date,
-  };
+  const columns = Object.entries(SETTINGS_COLUMNS);
+  const values = Object.fromEntries(columns.map(([field, col]) => [field, Number(row[col])]));
+  return { ...(values as Required<SettingsPatch>), updatedAt: row.updated_at as Date };
 }
 
 function toOrg(row: RowDataPacket): OrgWithSettings {
