@@ -3,6 +3,7 @@ import {
   isDuplicateKeyError,
   mysqlUnavailable,
   openMysql,
+  withTimeout,
   withTransaction,
   type Logger,
   type Pool,
@@ -32,6 +33,7 @@ const ORG_SELECT = `
  * 503 in bounded time rather than hold it; the query itself is left to finish or fail.
  */
 const STORE_TIMEOUT_MS = 2_000;
+const LATE = `no answer from MySQL within ${STORE_TIMEOUT_MS} ms`;
 
 class StoreTimeout extends Error {
   readonly code = 'STORE_TIMEOUT';
@@ -50,19 +52,10 @@ function toStoreError(err: unknown): unknown {
 
 /** Runs a store call within STORE_TIMEOUT_MS, mapping database outages to service_unavailable. */
 async function bounded<T>(call: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StoreTimeout(`no answer from MySQL within ${STORE_TIMEOUT_MS} ms`)),
-      STORE_TIMEOUT_MS,
-    );
-  });
   try {
-    return await Promise.race([call(), timeout]);
+    return await withTimeout(call(), STORE_TIMEOUT_MS, () => new StoreTimeout(LATE));
   } catch (err) {
     throw toStoreError(err);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Logger } from '@support-agent/shared';
+import { sleepUnlessAborted, type Logger } from '@support-agent/shared';
 import type { EventPublisher, OutboxStore } from '../domain/ports.js';
 import { ticketsMetrics } from '../metrics.js';
 
@@ -129,15 +129,10 @@ export class OutboxRelay {
   }
 
   /** Sleeps `ms` unless woken: by stop(), or by notify() when not backing off (an outage is not hammered). */
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
+  private async sleep(ms: number): Promise<void> {
+    const wake = new AbortController();
+    this.wake = () => wake.abort();
+    await sleepUnlessAborted(ms, wake.signal);
+    this.wake = undefined;
   }
 }
