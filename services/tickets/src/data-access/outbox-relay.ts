@@ -1,4 +1,4 @@
-import { sleepUnlessAborted, type Logger } from '@support-agent/shared';
+import { DAY_MS, sleepUnlessAborted, type Logger } from '@support-agent/shared';
 import type { EventPublisher, OutboxStore } from '../domain/ports.js';
 import { ticketsMetrics } from '../metrics.js';
 
@@ -21,7 +21,7 @@ export const DEFAULT_RELAY_OPTIONS: OutboxRelayOptions = {
   batchSize: 100,
   pollMs: 250,
   maxBackoffMs: 2_000,
-  retentionMs: 24 * 60 * 60 * 1000,
+  retentionMs: DAY_MS,
   purgeEveryMs: 10 * 60 * 1000,
   backlogEveryMs: 5_000,
 };
