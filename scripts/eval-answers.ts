@@ -17,8 +17,8 @@
 // Defaults: StackFAQ dev split and ../shared/data/nlbse24/train.jsonl (or STACKFAQ_DIR,
 // NLBSE_FILE). Environment as for eval:search (BASE_URL, ADMIN_URL, ADMIN_TOKEN, DATA_DIR).
 import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import {
   expectedCalibrationError,
   precisionCoverage,
@@ -26,33 +26,27 @@ import {
   reliabilitySvg,
   type Outcome,
 } from '../services/knowledge/src/eval/calibration-metrics.js';
-import { loadEvalCollection, readJsonl } from '../services/knowledge/src/eval/eval-data.js';
-import { ndcg, reciprocalRank } from '../services/knowledge/src/eval/retrieval-metrics.js';
+import { readJsonl } from '../services/knowledge/src/eval/eval-data.js';
+import { K, ndcg, reciprocalRank } from '../services/knowledge/src/eval/retrieval-metrics.js';
 import { BASE_URL, call, createEvalOrg, mapConcurrently } from './lib/eval-api.js';
+import { loadLabelledSet, REPO_ROOT } from './lib/labelled-set.js';
 
-const K = 5;
-const CONCURRENCY = 4;
 /** The API's limit on a question, in code points. */
 const QUESTION_MAX = 2000;
 
-const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const args = process.argv.slice(2);
-const option = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const positional = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
-const stackfaq = process.env.STACKFAQ_DIR ?? resolve(repoRoot, '../shared/data/stackfaq');
-const [corpusPath, queriesPath, qrelsPath] =
-  positional.length >= 3
-    ? positional
-    : ['corpus.jsonl', 'queries-dev.jsonl', 'qrels-dev.jsonl'].map((f) => join(stackfaq, f));
-const offTopicPath =
-  option('--off-topic') ??
-  process.env.NLBSE_FILE ??
-  resolve(repoRoot, '../shared/data/nlbse24/train.jsonl');
-const offTopicCount = Number(option('--off-topic-count') ?? 300);
-const svgPath = resolve(repoRoot, option('--svg') ?? 'docs/answer-reliability.svg');
+const { values: opts, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    'off-topic': {
+      type: 'string',
+      default: process.env.NLBSE_FILE ?? resolve(REPO_ROOT, '../shared/data/nlbse24/train.jsonl'),
+    },
+    'off-topic-count': { type: 'string', default: '300' },
+    svg: { type: 'string', default: 'docs/answer-reliability.svg' },
+  },
+});
+const offTopicCount = Number(opts['off-topic-count']);
+const svgPath = resolve(REPO_ROOT, opts.svg);
 
 interface AnswerBody {
   answer: string;
@@ -77,9 +71,9 @@ function truncate(text: string, max: number): string {
 }
 
 async function main(): Promise<void> {
-  const { corpus, queries, judgements } = loadEvalCollection(corpusPath!, queriesPath!, qrelsPath!);
+  const { corpus, queries, judgements } = loadLabelledSet(positionals);
   const issues = spread(
-    readJsonl<{ title: string; body: string }>(offTopicPath),
+    readJsonl<{ title: string; body: string }>(opts['off-topic']),
     offTopicCount,
   ).map((i) => truncate(`${i.title}\n\n${i.body ?? ''}`.trim(), QUESTION_MAX));
 
@@ -106,7 +100,7 @@ async function main(): Promise<void> {
       body: { question },
     }).then((r) => r.body);
 
-  const results = await mapConcurrently(queries, CONCURRENCY, async (q) => {
+  const results = await mapConcurrently(queries, async (q) => {
     const relevant = judgements.relevant.get(q.query_id) ?? new Set<string>();
     const { body: search } = await call<{ results: { question: string; answer: string }[] }>(
       `${BASE_URL}/api/v1/agent/kb/search?query=${encodeURIComponent(q.text)}&limit=${K}`,
@@ -129,7 +123,7 @@ async function main(): Promise<void> {
       high: a.high_confidence,
     };
   });
-  const offTopic = await mapConcurrently(issues, CONCURRENCY, (text) => answer(text));
+  const offTopic = await mapConcurrently(issues, (text) => answer(text));
 
   const n = results.length;
   const outcomes: Outcome[] = results.map((r) => ({ p: r.confidence / 100, right: r.citedRight }));

@@ -28,6 +28,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { mapConcurrently, sleep } from '@support-agent/shared';
 import type { CorpusEntry, EvalQuery } from '../services/knowledge/src/eval/eval-data.js';
 import { startBackends, type Backends } from '../test/support/backends.js';
 import { api, Stack } from '../test/support/stack.js';
@@ -63,20 +64,6 @@ interface Target {
   baseUrl: string;
   admin<T>(method: string, path: string, body?: unknown): Promise<T>;
 }
-
-async function mapLimit<T>(items: T[], fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i]!, i);
-      }
-    }),
-  );
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitUntil(what: string, check: () => Promise<boolean>, ms = 120_000): Promise<void> {
   for (const until = Date.now() + ms; Date.now() < until; await sleep(500)) {
@@ -121,7 +108,7 @@ async function runWeek(
 
   const weekStart = mondayOf(new Date());
   const threadOf = new Map<number, string>();
-  await mapLimit(tickets, async (q) => {
+  await mapConcurrently(tickets, CONCURRENCY, async (q) => {
     const res = await api(target.baseUrl, 'POST', '/api/v1/agent/tickets', {
       key,
       body: { content: q.text },

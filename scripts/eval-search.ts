@@ -16,12 +16,10 @@ import { loadEvalCollection } from '../services/knowledge/src/eval/eval-data.js'
 import {
   evaluateRankings,
   formatComparison,
+  K,
   type RankedQuery,
 } from '../services/knowledge/src/eval/retrieval-metrics.js';
 import { BASE_URL, call, createEvalOrg, mapConcurrently } from './lib/eval-api.js';
-
-const K = 5;
-const CONCURRENCY = 4;
 
 async function main(): Promise<void> {
   const [corpusPath, queriesPath, qrelsPath] = process.argv.slice(2);
@@ -42,7 +40,7 @@ async function main(): Promise<void> {
 
   const latencies: number[] = [];
   let unmapped = 0;
-  const project: RankedQuery[] = await mapConcurrently(queries, CONCURRENCY, async (q) => {
+  const project: RankedQuery[] = await mapConcurrently(queries, async (q) => {
     const url = `${BASE_URL}/api/v1/agent/kb/search?query=${encodeURIComponent(q.text)}&limit=${K}`;
     const started = performance.now();
     const { body } = await call<{

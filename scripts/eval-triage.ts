@@ -9,7 +9,7 @@
 // confusion matrix, the calibration error of the probabilities and (in process) the CPU
 // time per classification. Measurement only: nothing here feeds back into training.
 import { readFileSync } from 'node:fs';
-import { callUnary, createGrpcClient } from '@support-agent/shared';
+import { callUnary, createGrpcClient, mapConcurrently } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
 import { classify } from '../services/answers/src/domain/classifier.js';
 import { loadTriageModel } from '../services/answers/src/domain/triage-model.js';
@@ -113,25 +113,6 @@ function calibrationError(labelled: Labelled[], gold: EvalClass[]): number | und
   return bins.reduce((s, b) => s + Math.abs(b.p - b.right), 0) / labelled.length;
 }
 
-/** Runs fn over items with at most `limit` in flight, keeping order. */
-async function mapLimit<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
-}
-
 type Scores = FoldedScores;
 
 function report(title: string, s: Scores, detailed: boolean): void {
@@ -171,7 +152,7 @@ async function main(): Promise<void> {
   const cpuBefore = process.cpuUsage();
   let labelled: Labelled[];
   try {
-    labelled = await mapLimit(rows, args.inProcess ? 1 : args.concurrency, (r) =>
+    labelled = await mapConcurrently(rows, args.inProcess ? 1 : args.concurrency, (r) =>
       classifyText(`${r.title ?? ''}\n\n${r.body ?? ''}`),
     );
   } finally {

@@ -20,14 +20,14 @@
 // scored by models fitted without its group (nested for the calibration steps).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import {
   ANSWER_FEATURES,
   answerFeatures,
   answerProbability,
   type ConfidenceModel,
 } from '../services/answers/src/domain/confidence.js';
-import { relevantHits } from '../services/answers/src/domain/generate-answer.js';
+import { relevantHits, SEARCH_LIMIT } from '../services/answers/src/domain/generate-answer.js';
 import type { KbHit } from '../services/answers/src/domain/ports.js';
 import {
   competitorGaps,
@@ -44,7 +44,6 @@ import {
   precisionCoverage,
   type Outcome,
 } from '../services/knowledge/src/eval/calibration-metrics.js';
-import { loadEvalCollection } from '../services/knowledge/src/eval/eval-data.js';
 import {
   labelledQueries,
   type LabelledQuery,
@@ -55,36 +54,30 @@ import {
   groupFolds,
   type Sample,
 } from '../services/knowledge/src/eval/logistic-fit.js';
-import { ndcg, reciprocalRank } from '../services/knowledge/src/eval/retrieval-metrics.js';
+import { K, ndcg, reciprocalRank } from '../services/knowledge/src/eval/retrieval-metrics.js';
+import { loadLabelledSet, REPO_ROOT } from './lib/labelled-set.js';
 
 const DEPTH = 20;
-const K = 5;
-/** Hits the answers service asks knowledge for. */
-const ANSWER_HITS = 5;
 /** A hit below this probability is not offered as an answer (shipped in confidence-model.json). */
 const RELEVANCE_FLOOR = 0.2;
 const DENSE_FEATURES = new Set(['dense', 'denseRank']);
 
-const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
-/** Questions written for the project that no FAQ of a web application answers. */
-const OFF_TOPIC_FILE = resolve(repoRoot, 'scripts/data/off-topic-questions.txt');
-const args = process.argv.slice(2);
-const dryRun = args.includes('--dry-run');
-const option = (name: string) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const FOLDS = Number(option('--folds') ?? 5);
-const outDir = option('--out');
-const offTopicFile = option('--off-topic') ?? OFF_TOPIC_FILE;
-const paths = args.filter(
-  (a, i) => !a.startsWith('--') && !['--folds', '--out', '--off-topic'].includes(args[i - 1]!),
-);
-const dataDir = process.env.STACKFAQ_DIR ?? resolve(repoRoot, '../shared/data/stackfaq');
-const [corpusPath, queriesPath, qrelsPath] =
-  paths.length >= 3
-    ? paths
-    : ['corpus.jsonl', 'queries-dev.jsonl', 'qrels-dev.jsonl'].map((f) => join(dataDir, f));
+const { values: opts, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    'dry-run': { type: 'boolean', default: false },
+    folds: { type: 'string', default: '5' },
+    out: { type: 'string' },
+    // Questions written for the project that no FAQ of a web application answers.
+    'off-topic': {
+      type: 'string',
+      default: resolve(REPO_ROOT, 'scripts/data/off-topic-questions.txt'),
+    },
+  },
+});
+const FOLDS = Number(opts.folds);
+const outDir = opts.out;
+const offTopicFile = opts['off-topic'];
 
 type Variant = 'hybrid' | 'lexical';
 const FEATURES: Record<Variant, string[]> = {
@@ -225,8 +218,8 @@ function crossValidate(queries: LabelledQuery[], variant: Variant): CrossValidat
       const hits = hitsOf(stage, rows, DEPTH);
       out.perQuery.push({
         q,
-        hits: hits.slice(0, ANSWER_HITS),
-        uncoveredHits: q.covered ? hitsOf(stage, q.uncovered, ANSWER_HITS) : [],
+        hits: hits.slice(0, SEARCH_LIMIT),
+        uncoveredHits: q.covered ? hitsOf(stage, q.uncovered, SEARCH_LIMIT) : [],
       });
       if (!q.covered) continue;
       const ranking = hits.map((h) => h.entryId);
@@ -277,9 +270,9 @@ const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 async function main(): Promise<void> {
-  const collection = loadEvalCollection(corpusPath!, queriesPath!, qrelsPath!);
+  const collection = loadLabelledSet(positionals);
   console.log(
-    `fit-confidence: ${collection.corpus.length} entries, ${collection.queries.length} queries (${queriesPath}); ${FOLDS}-fold cross-validation by group\n`,
+    `fit-confidence: ${collection.corpus.length} entries, ${collection.queries.length} queries (${collection.queriesPath}); ${FOLDS}-fold cross-validation by group\n`,
   );
   const offTopicQuestions = readFileSync(offTopicFile, 'utf8')
     .split('\n')
@@ -380,9 +373,9 @@ async function main(): Promise<void> {
   };
   console.log(`\nrerank model: ${JSON.stringify(rerankModel)}`);
   console.log(`confidence model: ${JSON.stringify(confidenceModel)}`);
-  if (dryRun) return;
+  if (opts['dry-run']) return;
   const write = (path: string, value: unknown) => {
-    const target = outDir ? join(resolve(outDir), basename(path)) : resolve(repoRoot, path);
+    const target = outDir ? join(resolve(outDir), basename(path)) : resolve(REPO_ROOT, path);
     writeFileSync(target, `${JSON.stringify(value, null, 2)}\n`);
     console.log(`written: ${target}`);
   };

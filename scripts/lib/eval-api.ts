@@ -2,6 +2,7 @@
 // and a fresh organization holding an FAQ collection, created through the admin API.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { mapConcurrently as mapWithLimit, sleep } from '@support-agent/shared';
 import type { CorpusEntry } from '../../services/knowledge/src/eval/eval-data.js';
 
 /** Bytes of JSON per import request: well under the API's 64 KiB body limit. */
@@ -21,8 +22,6 @@ export function adminToken(): string {
     );
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** fetch with JSON in and out; retries 429 (Retry-After) and 503 a few times. */
 export async function call<T>(
@@ -143,20 +142,9 @@ export async function createEvalOrg(
   return { orgId, key: created.key, admin, settings: settingsAfter };
 }
 
-/** Runs `work` over `items` with `concurrency` workers; results in input order. */
-export async function mapConcurrently<T, R>(
-  items: T[],
-  concurrency: number,
-  work: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return out;
-}
+/** Requests an evaluation keeps in flight against the stack. */
+const CONCURRENCY = 4;
+
+/** Runs `work` over `items`, CONCURRENCY at a time; results in input order. */
+export const mapConcurrently = <T, R>(items: T[], work: (item: T, index: number) => Promise<R>) =>
+  mapWithLimit(items, CONCURRENCY, work);

@@ -1,7 +1,7 @@
 // Connecting to NATS and making sure the stream exists: what the publisher, the consumer and
 // the replay share.
 import { connect, type ConnectionOptions, type JetStreamManager, type NatsConnection } from 'nats';
-import { NATS_CLIENT_OPTIONS, type Logger } from '@support-agent/shared';
+import { NATS_CLIENT_OPTIONS, waitAtMost, type Logger } from '@support-agent/shared';
 import { STREAM_NAME, streamConfig, streamUpdate } from './contract.js';
 
 /** NATS/JetStream API error codes (nats-server's server/errors.json). */
@@ -26,12 +26,7 @@ export function connectNats(
 /** Drains a connection (flushing what was sent), bounded: a drain cannot finish while disconnected. */
 export async function drainBounded(nc: NatsConnection, ms: number): Promise<void> {
   if (nc.isClosed()) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    nc.drain().catch(() => undefined),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
-  ]);
-  clearTimeout(timer);
+  await waitAtMost(nc.drain(), ms);
   if (!nc.isClosed()) await nc.close().catch(() => undefined);
 }
 

@@ -5,6 +5,7 @@ import {
   currentTraceparent,
   JsonlJournal,
   redactUrl,
+  sleepUnlessAborted,
   startProducerSpan,
   type Logger,
 } from '@support-agent/shared';
@@ -207,13 +208,9 @@ export class JetStreamEventPublisher implements EventPublisher {
             'NATS unreachable; events wait in the outbox',
           );
         }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delayMs);
-          this.wakeConnectLoop = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+        const wake = new AbortController();
+        this.wakeConnectLoop = () => wake.abort();
+        await sleepUnlessAborted(delayMs, wake.signal);
         delayMs = Math.min(delayMs * 2, 2_000);
       }
     }

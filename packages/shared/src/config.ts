@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { withPortBase, type StackService } from './ports.js';
+import { HOUR_MS } from './time.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -42,15 +43,6 @@ export function loadConfig<S extends z.ZodType>(
 }
 
 /**
- * A service's `load…Config(env = process.env)`: reads and validates the environment against
- * `schema`, unset ports and addresses filled from PORT_BASE; throws ConfigError naming every bad
- * variable.
- */
-export function configLoader<S extends z.ZodType>(schema: S, service: StackService) {
-  return (env: NodeJS.ProcessEnv = process.env): z.infer<S> => loadConfig(schema, env, { service });
-}
-
-/**
  * The one naming rule: every setting is an upper-snake environment variable, declared once in
  * its service's zod schema with `.describe()` (what docs/configuration.md lists) and read
  * through loadConfig. A renamed variable keeps its old name as an alias (see `aliases`).
@@ -83,21 +75,21 @@ export const serverUrl = (protocols: string[]) =>
 /**
  * The rule of every service with embedded adapters: outside `npm start` (EMBEDDED=true) each
  * of `names` must be set, so a deployment missing one refuses to start instead of writing to
- * local files. Use as `.superRefine(requiredUnlessEmbedded([...]))`.
+ * local files (serviceConfig applies it).
  */
-export function requiredUnlessEmbedded<K extends string>(names: readonly K[]) {
-  return (config: { EMBEDDED: boolean } & Partial<Record<K, unknown>>, ctx: z.RefinementCtx) => {
-    if (config.EMBEDDED) return;
-    for (const name of names) {
-      if (config[name] === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [name],
-          message: `${name} is required (set it, or EMBEDDED=true to use the embedded fallback)`,
-        });
-      }
-    }
-  };
+function requireUnlessEmbedded(
+  config: Record<string, unknown>,
+  names: readonly string[],
+  ctx: z.RefinementCtx,
+): void {
+  if (config.EMBEDDED) return;
+  for (const name of names.filter((n) => config[n] === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [name],
+      message: `${name} is required (set it, or EMBEDDED=true to use the embedded fallback)`,
+    });
+  }
 }
 
 /**
@@ -140,7 +132,7 @@ export const serviceAddr = (service: keyof typeof GRPC_PORTS, description: strin
 
 /**
  * The backend URLs. Each one set selects the real adapter; an unset one selects the embedded
- * adapter, which requiredUnlessEmbedded allows only with EMBEDDED=true. `holds` says what
+ * adapter, which serviceConfig allows only with EMBEDDED=true. `holds` says what
  * the service keeps there.
  */
 export const backendUrl = {
@@ -186,12 +178,22 @@ export const sharedSetting = {
     intEnv(100, 120_000, 5_000).describe(`Deadline of each call to ${callees}.`),
   /** The ack wait of a durable consumer of the ticket events; `note` ends its description. */
   eventAckWait: (note = '') =>
-    intEnv(1_000, 3_600_000, 30_000).describe(
+    intEnv(1_000, HOUR_MS, 30_000).describe(
       `JetStream redelivers an event not acknowledged within this${note}.`,
     ),
   /** SHUTDOWN_GRACE_MS: how long `what` may take to finish at shutdown. */
   shutdownGrace: (what: string, max = 120_000) =>
     intEnv(0, max, 10_000).describe(`${what} get this long to finish at shutdown.`),
+  /** The model a service asks of the OpenAI-compatible server (openAiEnv). */
+  model: (fallback: string, description: string) =>
+    z.string().min(1).default(fallback).describe(description),
+  /** Retries of `call` to the OpenAI-compatible server (the `openai` client's maxRetries). */
+  openAiRetries: (fallback: number, call: string) =>
+    intEnv(0, 10, fallback).describe(
+      `Retries of ${call} after 429, 5xx, timeouts and connection errors.`,
+    ),
+  /** The time budget of one LLM step, after which the service's built-in provider answers. */
+  llmTimeout: (description: string) => intEnv(100, 300_000, 8_000).describe(description),
 };
 
 export const boolFlag = z
@@ -214,5 +216,43 @@ export const commonEnv = {
     .describe('Where the embedded adapters keep their files, one folder per service.'),
   LOG_LEVEL: logLevel,
 };
+
+/**
+ * Environment of the metrics endpoint, in every service's schema. It binds loopback unless
+ * METRICS_HOST says otherwise: containers, where Prometheus scrapes from outside, set
+ * METRICS_HOST=0.0.0.0 (docker-compose `.env`, the k8s ConfigMap).
+ */
+export const metricsEnv = {
+  METRICS_PORT: port
+    .default(9464)
+    .describe('Port of the Prometheus `GET /metrics` endpoint; 0 disables it.'),
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe('Interface the metrics endpoint binds (0.0.0.0 in containers).'),
+};
+
+/**
+ * A service's configuration: its own `settings`, then the variables every service reads
+ * (commonEnv, metricsEnv), with `required` backends enforced outside `npm start`
+ * (requireUnlessEmbedded). `schema` is what docs/configuration.md lists; `load(env)` reads
+ * and validates the environment once at start-up.
+ */
+export function serviceConfig<T extends z.ZodRawShape>(
+  service: StackService,
+  settings: T,
+  required: readonly (keyof T & string)[],
+) {
+  const schema = z
+    .object({ ...settings, ...commonEnv, ...metricsEnv })
+    .superRefine((config, ctx) =>
+      requireUnlessEmbedded(config as Record<string, unknown>, required, ctx),
+    );
+  /** Unset ports and addresses are filled from PORT_BASE; throws ConfigError naming every bad variable. */
+  const load = (env: NodeJS.ProcessEnv = process.env): z.infer<typeof schema> =>
+    loadConfig(schema, env, { service });
+  return { schema, load };
+}
 
 export { z };

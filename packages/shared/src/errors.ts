@@ -1,26 +1,10 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 
-/** Every machine-readable error code of the API (DESIGN.md §3) plus the admin-only ones. */
-export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_cursor'
-  | 'unauthorized'
-  | 'insufficient_scope'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'rate_limited'
-  | 'deflection_limit_reached'
-  | 'internal_error'
-  | 'service_unavailable';
-
-interface CodeInfo {
-  http: number;
-  grpc: GrpcStatus;
-}
-
-const CODES: Record<ErrorCode, CodeInfo> = {
+/**
+ * Every machine-readable error code of the API (DESIGN.md §3) plus the admin-only ones, with the
+ * HTTP and gRPC status each maps to.
+ */
+const CODES = {
   invalid_request: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT },
   invalid_cursor: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT },
   unauthorized: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED },
@@ -33,7 +17,9 @@ const CODES: Record<ErrorCode, CodeInfo> = {
   deflection_limit_reached: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   internal_error: { http: 500, grpc: GrpcStatus.INTERNAL },
   service_unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
-};
+} as const satisfies Record<string, { http: number; grpc: GrpcStatus }>;
+
+export type ErrorCode = keyof typeof CODES;
 
 export interface AppErrorOptions {
   /** Name of the offending parameter or body field. */

@@ -20,5 +20,6 @@ export * from './dir-lock.js';
 export * from './nats.js';
 export * from './service-clients.js';
 export * from './call-batcher.js';
+export * from './batches.js';
 export * from './service-main.js';
 export * from './ticket-fields.js';

@@ -1,4 +1,5 @@
 import type { Logger } from './logger.js';
+import { waitAtMost } from './time.js';
 
 const exitHooks: Array<() => Promise<void>> = [];
 
@@ -11,14 +12,7 @@ export function addExitHook(hook: () => Promise<void>): void {
 }
 
 async function runExitHooks(): Promise<void> {
-  for (const hook of exitHooks) {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      hook().catch(() => undefined),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, 5_000))),
-    ]);
-    clearTimeout(timer);
-  }
+  for (const hook of exitHooks) await waitAtMost(hook(), 5_000);
 }
 
 /**

@@ -8,7 +8,6 @@ import {
   collectDefaultMetrics,
   type Metric,
 } from 'prom-client';
-import { port, z } from './config.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -125,22 +124,6 @@ export function recordGrpcClientCall(
 
 // ---------------------------------------------------------------------------------------------
 // The /metrics endpoint
-
-/**
- * Environment of the metrics endpoint, spread into each service's config schema. It binds
- * loopback unless METRICS_HOST says otherwise: containers, where Prometheus scrapes from
- * outside, set METRICS_HOST=0.0.0.0 (docker-compose `.env`, the k8s ConfigMap).
- */
-export const metricsEnv = {
-  METRICS_PORT: port
-    .default(9464)
-    .describe('Port of the Prometheus `GET /metrics` endpoint; 0 disables it.'),
-  METRICS_HOST: z
-    .string()
-    .min(1)
-    .default('127.0.0.1')
-    .describe('Interface the metrics endpoint binds (0.0.0.0 in containers).'),
-};
 
 export interface MetricsServer {
   /** The bound port (the real one when port 0 was asked for). */

@@ -76,32 +76,19 @@ export type DigestClient = ServiceClient<digest.DigestServiceService>;
  */
 export type KbHit = knowledge.SearchHit;
 
+/** The factory of one service API's client: `(address, options?)` → its ServiceClient. */
+const clientFactory =
+  <S extends Record<string, UnaryDefinition>>(Ctor: ClientConstructor<S>) =>
+  (address: string, options?: ServiceClientOptions<S>): ServiceClient<S> =>
+    createServiceClient(Ctor, address, options);
+
 /** tickets.v1.TicketsService at `address` (host:port). */
-export const createTicketsClient = (
-  address: string,
-  options?: ServiceClientOptions<tickets.TicketsServiceService>,
-): TicketsClient => createServiceClient(tickets.TicketsServiceClient, address, options);
-
+export const createTicketsClient = clientFactory(tickets.TicketsServiceClient);
 /** knowledge.v1.KnowledgeService at `address`. */
-export const createKnowledgeClient = (
-  address: string,
-  options?: ServiceClientOptions<knowledge.KnowledgeServiceService>,
-): KnowledgeClient => createServiceClient(knowledge.KnowledgeServiceClient, address, options);
-
+export const createKnowledgeClient = clientFactory(knowledge.KnowledgeServiceClient);
 /** knowledge.v1.EmbeddingsService at `address` (the knowledge service's address). */
-export const createEmbeddingsClient = (
-  address: string,
-  options?: ServiceClientOptions<knowledge.EmbeddingsServiceService>,
-): EmbeddingsClient => createServiceClient(knowledge.EmbeddingsServiceClient, address, options);
-
+export const createEmbeddingsClient = clientFactory(knowledge.EmbeddingsServiceClient);
 /** answers.v1.AnswersService at `address`. */
-export const createAnswersClient = (
-  address: string,
-  options?: ServiceClientOptions<answers.AnswersServiceService>,
-): AnswersClient => createServiceClient(answers.AnswersServiceClient, address, options);
-
+export const createAnswersClient = clientFactory(answers.AnswersServiceClient);
 /** digest.v1.DigestService at `address`. */
-export const createDigestClient = (
-  address: string,
-  options?: ServiceClientOptions<digest.DigestServiceService>,
-): DigestClient => createServiceClient(digest.DigestServiceClient, address, options);
+export const createDigestClient = clientFactory(digest.DigestServiceClient);

@@ -7,6 +7,11 @@ export function codePointLength(text: string): number {
   return n;
 }
 
+/** The first `max` code points of `text` (never splits a surrogate pair). */
+export function truncateCodePoints(text: string, max: number): string {
+  return text.length <= max ? text : Array.from(text).slice(0, max).join('');
+}
+
 /** Empty or only white space: counts as missing (DESIGN.md §3). */
 export function isBlank(value: string | null | undefined): value is '' | null | undefined {
   return value === undefined || value === null || value.trim().length === 0;

@@ -1,15 +1,14 @@
 import {
   backendUrl,
-  commonEnv,
-  configLoader,
+  DAY_MS,
+  HOUR_MS,
   intEnv,
-  metricsEnv,
   openAiEnv,
-  requiredUnlessEmbedded,
   serviceAddr,
+  serviceConfig,
   sharedSetting,
   v8FlagsEnv,
-  z,
+  type z,
 } from '@support-agent/shared';
 
 /**
@@ -20,9 +19,13 @@ import {
  */
 export const DEFAULT_V8_FLAGS = '--heap-growing-percent=50';
 
+/** KNOWLEDGE_SEARCH_BATCH and APPLY_TRIAGE_BATCH: the most items in one batch RPC. */
+const rpcBatch = (description: string) => intEnv(1, 64, 32).describe(description);
+
 /** Environment of the answers service (docs/configuration.md). */
-export const configSchema = z
-  .object({
+export const { schema: configSchema, load: loadAnswersConfig } = serviceConfig(
+  'answers',
+  {
     ANSWERS_ADDR: serviceAddr(
       'answers',
       'host:port of the gRPC listener (port 0 picks a free one).',
@@ -35,25 +38,18 @@ export const configSchema = z
     MYSQL_URL: backendUrl.mysql('deflection ledger and org policies.'),
     NATS_URL: backendUrl.nats('ticket events, durable consumer answers-triage.'),
     ...openAiEnv('the `openai` client answers and labels; unset = built-in providers.'),
-    ANSWERS_MODEL: z
-      .string()
-      .min(1)
-      .default('gpt-4o-mini')
-      .describe('Chat model of the answers and labels.'),
-    LLM_TIMEOUT_MS: intEnv(100, 300_000, 8_000).describe(
+    ANSWERS_MODEL: sharedSetting.model('gpt-4o-mini', 'Chat model of the answers and labels.'),
+    LLM_TIMEOUT_MS: sharedSetting.llmTimeout(
       'Time budget of one LLM step (answer or labels), retries included; then the built-in provider answers.',
     ),
-    LLM_MAX_RETRIES: intEnv(0, 10, 2).describe(
-      'Retries of one LLM call after 429, 5xx, timeouts and connection errors.',
-    ),
+    LLM_MAX_RETRIES: sharedSetting.openAiRetries(2, 'one LLM call'),
     LLM_BREAKER_FAILURES: intEnv(1, 1_000, 5).describe(
       'Consecutive LLM failures that open the circuit breaker …',
     ),
-    LLM_BREAKER_OPEN_MS: intEnv(100, 3_600_000, 30_000).describe(
+    LLM_BREAKER_OPEN_MS: intEnv(100, HOUR_MS, 30_000).describe(
       '… for this long (the built-in providers answer meanwhile).',
     ),
-    ...commonEnv,
-    RESERVATION_TTL_MS: intEnv(1_000, 24 * 3_600_000, 120_000).describe(
+    RESERVATION_TTL_MS: intEnv(1_000, DAY_MS, 120_000).describe(
       'A deflection slot reserved by a generation that never finished (crash) is released after this.',
     ),
     GRPC_DEADLINE_MS: sharedSetting.grpcDeadline('knowledge and tickets'),
@@ -63,10 +59,10 @@ export const configSchema = z
     TRIAGE_BATCH: intEnv(1, 256, 16).describe(
       'Most ticket events in one batch (those waiting, up to this), triaged together: their calls to knowledge and tickets and their acknowledgements leave at once (docs/performance.md).',
     ),
-    KNOWLEDGE_SEARCH_BATCH: intEnv(1, 64, 32).describe(
+    KNOWLEDGE_SEARCH_BATCH: rpcBatch(
       'Most KB searches in one knowledge.SearchBatch call: searches asked together (a triage batch) leave in one call; 1 sends each as its own Search (docs/performance.md).',
     ),
-    APPLY_TRIAGE_BATCH: intEnv(1, 64, 32).describe(
+    APPLY_TRIAGE_BATCH: rpcBatch(
       'Most triage results in one tickets.ApplyTriageBatch call: results reported together (a triage batch) leave in one call; 1 sends each as its own ApplyTriage (docs/performance.md).',
     ),
     TRIAGE_ACK_WAIT_MS: sharedSetting.eventAckWait(' (progress is signalled while an LLM works)'),
@@ -74,10 +70,8 @@ export const configSchema = z
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls and triage'),
     V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS, 'keeps RSS under load near the live data'),
-    ...metricsEnv,
-  })
-  .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'NATS_URL']));
+  },
+  ['MYSQL_URL', 'NATS_URL'],
+);
 
 export type AnswersConfig = z.infer<typeof configSchema>;
-
-export const loadAnswersConfig = configLoader(configSchema, 'answers');

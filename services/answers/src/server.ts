@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import {
   createLogger,
+  DAY_MS,
   gracefulStop,
+  HOUR_MS,
   openAiConfigured,
   openWithClosers,
   redactUrl,
@@ -26,9 +28,8 @@ import { createAnswersHandlers } from './entry-points/grpc/answers-handlers.js';
 import { TriageConsumer } from './entry-points/events/triage-consumer.js';
 import { meteredLedger } from './metrics.js';
 
-const HOUR_MS = 3_600_000;
 /** Settled reservations are kept this long: a redelivered triage event must still find its commit. */
-const RESERVATION_RETENTION_MS = 35 * 24 * HOUR_MS;
+const RESERVATION_RETENTION_MS = 35 * DAY_MS;
 /** Refresh of the triage_consumer_pending gauge. */
 const LAG_POLL_MS = 5_000;
 

@@ -1,14 +1,13 @@
 import {
   backendUrl,
   boolFlag,
-  commonEnv,
-  configLoader,
+  DAY_MS,
+  HOUR_MS,
   intEnv,
-  metricsEnv,
   openAiEnv,
   port,
-  requiredUnlessEmbedded,
   serviceAddr,
+  serviceConfig,
   sharedSetting,
   unitEnv,
   z,
@@ -22,8 +21,9 @@ const similarityEnv = (fallback: number) =>
   z.coerce.number().min(0).max(SIMILARITY_MAX).default(fallback);
 
 /** Environment of the digest service (docs/configuration.md). */
-export const configSchema = z
-  .object({
+export const { schema: configSchema, load: loadDigestConfig } = serviceConfig(
+  'digest',
+  {
     DIGEST_ADDR: serviceAddr(
       'digest',
       'host:port of the gRPC listener; port 0 picks a free one (tests).',
@@ -37,15 +37,10 @@ export const configSchema = z
       'ticket events, durable consumer DIGEST_CONSUMER_NAME (packages/events).',
     ),
     ...openAiEnv('the `openai` client writes the topic answers; unset = extractive.'),
-    DIGEST_MODEL: z
-      .string()
-      .min(1)
-      .default('gpt-4o-mini')
-      .describe('Chat model of the topic answers.'),
-    DIGEST_LLM_TIMEOUT_MS: intEnv(100, 300_000, 8_000).describe(
+    DIGEST_MODEL: sharedSetting.model('gpt-4o-mini', 'Chat model of the topic answers.'),
+    DIGEST_LLM_TIMEOUT_MS: sharedSetting.llmTimeout(
       'Time budget of the LLM summary of one digest; then the extractive answers stay.',
     ),
-    ...commonEnv,
 
     DIGEST_SCHEDULE_DAY: z
       .enum(WEEKDAYS)
@@ -72,20 +67,19 @@ export const configSchema = z
       .describe(
         'Whether this replica takes part in the weekly run (false: builds only on request).',
       ),
-    DIGEST_SCHEDULER_TICK_MS: intEnv(10, 3_600_000, 30_000).describe(
+    DIGEST_SCHEDULER_TICK_MS: intEnv(10, HOUR_MS, 30_000).describe(
       'How often each replica checks whether the due weekly run happened.',
     ),
-    DIGEST_LEASE_TTL_MS: intEnv(100, 3_600_000, 60_000).describe(
+    DIGEST_LEASE_TTL_MS: intEnv(100, HOUR_MS, 60_000).describe(
       'The scheduler lease lasts this long unless renewed (renewed every third of it during a run).',
     ),
-    DIGEST_RUN_STALE_MS: intEnv(100, 24 * 3_600_000, 600_000).describe(
+    DIGEST_RUN_STALE_MS: intEnv(100, DAY_MS, 600_000).describe(
       'An unfinished run whose heartbeat is older than this (its replica died) is run again.',
     ),
-    DIGEST_SCHEDULE_MAX_LAG_WAIT_MS: intEnv(0, 24 * 3_600_000, 900_000).describe(
+    DIGEST_SCHEDULE_MAX_LAG_WAIT_MS: intEnv(0, DAY_MS, 900_000).describe(
       'After the due time, the run waits for the event consumer to catch up at most this long.',
     ),
 
-    ...metricsEnv,
     DIGEST_METRICS_PORT: port
       .optional()
       .describe(
@@ -156,12 +150,11 @@ export const configSchema = z
     GRPC_DEADLINE_MS: sharedSetting.grpcDeadline('knowledge'),
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(10),
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls and the in-flight event'),
-  })
-  .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'NATS_URL']));
+  },
+  ['MYSQL_URL', 'NATS_URL'],
+);
 
 export type DigestConfig = z.infer<typeof configSchema>;
-
-export const loadDigestConfig = configLoader(configSchema, 'digest');
 
 /** The metrics port in force: DIGEST_METRICS_PORT when set, else METRICS_PORT (0 = off). */
 export function metricsPort(config: DigestConfig): number {

@@ -1,13 +1,10 @@
 import {
   backendUrl,
-  commonEnv,
-  configLoader,
   intEnv,
-  metricsEnv,
   port,
-  requiredUnlessEmbedded,
   serverUrl,
   serviceAddr,
+  serviceConfig,
   v8FlagsEnv,
   z,
 } from '@support-agent/shared';
@@ -101,8 +98,9 @@ const atLeast = (min: number, fallback: number) => intEnv(min, Number.MAX_SAFE_I
 export const REQUIRED_BACKENDS = ['MYSQL_URL', 'REDIS_URL', 'ADMIN_TOKEN'] as const;
 
 /** Environment of the gateway (docs/configuration.md). */
-export const configSchema = z
-  .object({
+export const { schema: configSchema, load: loadGatewayConfig } = serviceConfig(
+  'gateway',
+  {
     PORT: port.default(8080).describe('Port of the public API.'),
     HOST: z.string().default('0.0.0.0').describe('Interface the public API binds.'),
     ADMIN_PORT: port.default(8081).describe('Port of the admin API.'),
@@ -123,7 +121,6 @@ export const configSchema = z
     KNOWLEDGE_ADDR: serviceAddr('knowledge', 'The knowledge service.'),
     ANSWERS_ADDR: serviceAddr('answers', 'The answers service.'),
     DIGEST_ADDR: serviceAddr('digest', 'The digest service.'),
-    ...commonEnv,
     PUBLIC_BASE_URL: serverUrl(['http:', 'https:'])
       .transform((url) => url.replace(/\/+$/, ''))
       .optional()
@@ -167,10 +164,8 @@ export const configSchema = z
       DEFAULT_V8_FLAGS,
       "keeps the old space near twice the gateway's live data; scavenges on the main thread alone",
     ),
-    ...metricsEnv,
-  })
-  .superRefine(requiredUnlessEmbedded(REQUIRED_BACKENDS));
+  },
+  REQUIRED_BACKENDS,
+);
 
 export type GatewayConfig = z.infer<typeof configSchema>;
-
-export const loadGatewayConfig = configLoader(configSchema, 'gateway');

@@ -1,12 +1,9 @@
 import {
-  commonEnv,
-  configLoader,
   intEnv,
-  metricsEnv,
   openAiEnv,
-  requiredUnlessEmbedded,
   serverUrl,
   serviceAddr,
+  serviceConfig,
   sharedSetting,
   v8FlagsEnv,
   z,
@@ -19,8 +16,9 @@ export const DEFAULT_V8_FLAGS = '--heap-growing-percent=25';
 export const REQUIRED_BACKENDS = ['QDRANT_URL'] as const;
 
 /** Environment of the knowledge service (docs/configuration.md). */
-export const configSchema = z
-  .object({
+export const { schema: configSchema, load: loadKnowledgeConfig } = serviceConfig(
+  'knowledge',
+  {
     KNOWLEDGE_ADDR: serviceAddr(
       'knowledge',
       'host:port of the gRPC listener (port 0 picks a free one).',
@@ -41,11 +39,10 @@ export const configSchema = z
     ...openAiEnv(
       'embeddings from an OpenAI-compatible server; unset = the built-in hashed embeddings.',
     ),
-    EMBEDDINGS_MODEL: z
-      .string()
-      .min(1)
-      .default('text-embedding-3-small')
-      .describe('Embeddings model on the OpenAI-compatible server.'),
+    EMBEDDINGS_MODEL: sharedSetting.model(
+      'text-embedding-3-small',
+      'Embeddings model on the OpenAI-compatible server.',
+    ),
     EMBEDDINGS_DIMENSIONS: z.coerce
       .number()
       .int()
@@ -56,19 +53,14 @@ export const configSchema = z
     EMBEDDINGS_TIMEOUT_MS: intEnv(100, 600_000, 10_000).describe(
       'Timeout of one embeddings request.',
     ),
-    EMBEDDINGS_MAX_RETRIES: intEnv(0, 10, 3).describe(
-      'Retries of one embeddings request after 429, 5xx and timeouts.',
-    ),
+    EMBEDDINGS_MAX_RETRIES: sharedSetting.openAiRetries(3, 'one embeddings request'),
     EMBEDDINGS_BATCH_SIZE: intEnv(1, 2048, 64).describe('Texts per embeddings request.'),
-    ...commonEnv,
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls', 600_000),
     // The embedded index is most of this process's heap: a lower heap growing factor than
     // V8's default keeps RSS near live data, at a small GC cost (docs/performance.md).
     V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS, "keeps RSS near the embedded index's live data"),
-    ...metricsEnv,
-  })
-  .superRefine(requiredUnlessEmbedded(REQUIRED_BACKENDS));
+  },
+  REQUIRED_BACKENDS,
+);
 
 export type KnowledgeConfig = z.infer<typeof configSchema>;
-
-export const loadKnowledgeConfig = configLoader(configSchema, 'knowledge');

@@ -27,10 +27,10 @@ import { loadEvalCollection } from '../src/eval/eval-data.js';
 import {
   evaluateRankings,
   formatComparison,
+  K,
   type RankedQuery,
 } from '../src/eval/retrieval-metrics.js';
 
-const K = 5;
 const repoRoot = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const dataDir = process.env.STACKFAQ_DIR ?? resolve(repoRoot, '../shared/data/stackfaq');
 const [corpusPath, queriesPath, qrelsPath] =

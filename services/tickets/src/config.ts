@@ -1,18 +1,16 @@
 import {
   backendUrl,
-  commonEnv,
-  configLoader,
   intEnv,
-  metricsEnv,
-  requiredUnlessEmbedded,
   serviceAddr,
+  serviceConfig,
   sharedSetting,
-  z,
+  type z,
 } from '@support-agent/shared';
 
 /** Environment of the tickets service (docs/configuration.md). */
-export const configSchema = z
-  .object({
+export const { schema: configSchema, load: loadTicketsConfig } = serviceConfig(
+  'tickets',
+  {
     TICKETS_ADDR: serviceAddr(
       'tickets',
       'host:port of the gRPC listener (0.0.0.0:50051 in containers; port 0 picks one).',
@@ -20,7 +18,6 @@ export const configSchema = z
     MYSQL_URL: backendUrl.mysql('tickets, outbox, triage log, cursor secret.'),
     REDIS_URL: backendUrl.redis('idempotency lock and cache (speed, not correctness).'),
     NATS_URL: backendUrl.nats('JetStream, where ticket events are published.'),
-    ...commonEnv,
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
     CREATE_BATCH: intEnv(1, 1_000, 100).describe(
       'Creates written together in one shared transaction at most (1: each create on its own).',
@@ -43,10 +40,8 @@ export const configSchema = z
       'How long an idempotency key → ticket id answer stays cached in Redis.',
     ),
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls'),
-    ...metricsEnv,
-  })
-  .superRefine(requiredUnlessEmbedded(['MYSQL_URL', 'REDIS_URL', 'NATS_URL']));
+  },
+  ['MYSQL_URL', 'REDIS_URL', 'NATS_URL'],
+);
 
 export type TicketsConfig = z.infer<typeof configSchema>;
-
-export const loadTicketsConfig = configLoader(configSchema, 'tickets');

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import {
   createLogger,
   gracefulStop,
+  HOUR_MS,
   openWithClosers,
   redactUrl,
   serveGrpc,
@@ -27,8 +28,6 @@ import {
 import { MysqlTicketRepository } from './data-access/mysql/ticket-repository.js';
 import { OutboxRelay } from './data-access/outbox-relay.js';
 import { createTicketsHandlers } from './entry-points/grpc/tickets-handlers.js';
-
-const HOUR_MS = 60 * 60 * 1000;
 
 export type TicketsServer = GrpcServiceHandle;
 

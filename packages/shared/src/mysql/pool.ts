@@ -1,6 +1,7 @@
 import mysql, { type Pool, type PoolOptions } from 'mysql2/promise';
 import type { Logger } from '../logger.js';
 import { redactUrl } from '../logger.js';
+import { sleep } from '../time.js';
 import { runMigrations, type MigrationSet } from './migrations.js';
 
 export type { Pool };
@@ -40,7 +41,7 @@ export async function waitForMysql(
       if (Date.now() > until)
         throw new Error(`MySQL at ${redactUrl(url)} is unreachable: ${(err as Error).message}`);
       logger.warn({ attempt, mysql: redactUrl(url) }, 'waiting for MySQL');
-      await new Promise((r) => setTimeout(r, Math.min(2_000, 200 * attempt)));
+      await sleep(Math.min(2_000, 200 * attempt));
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { AppError } from '../errors.js';
+import { sleep } from '../time.js';
 
 /**
  * Deadlock (errno 1213) and lock wait timeout (errno 1205): InnoDB rolled the statement or the
@@ -112,7 +113,7 @@ export async function withTransaction<T>(
         isLockConflict(err) || (options.retryDuplicates === true && isDuplicateKeyError(err));
       if (retry && attempt < attempts) {
         options.onRetry?.((err as MysqlError)?.code ?? 'unknown', attempt);
-        await new Promise((r) => setTimeout(r, attempt * (2 + Math.random() * 8)));
+        await sleep(attempt * (2 + Math.random() * 8));
         continue;
       }
       throw mapError(err);

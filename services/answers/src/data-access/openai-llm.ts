@@ -1,6 +1,6 @@
 import OpenAI, { APIConnectionError, APIError } from 'openai';
 import { z } from 'zod';
-import type { Logger } from '@support-agent/shared';
+import { sleep, type Logger } from '@support-agent/shared';
 import { createOpenAiClient, structuredCompletion } from '@support-agent/shared/openai';
 import {
   CATEGORIES,
@@ -205,7 +205,7 @@ export class OpenAiModel implements LanguageModel {
             { attempt, waitMs: wait, err: (err as Error).message },
             'retrying LLM call',
           );
-          await new Promise((r) => setTimeout(r, wait));
+          await sleep(wait);
         }
       }
     });

@@ -1,18 +1,6 @@
 /** Text helpers shared by the extractive answerer, the summariser and the classifier. */
 
-export { codePointLength } from '@support-agent/shared';
-
-/** The first `max` code points of `s` (never splits a surrogate pair). */
-export function truncateCodePoints(s: string, max: number): string {
-  if (s.length <= max) return s;
-  let out = '';
-  let n = 0;
-  for (const ch of s) {
-    if (n++ >= max) break;
-    out += ch;
-  }
-  return out;
-}
+export { codePointLength, truncateCodePoints } from '@support-agent/shared';
 
 const STOPWORDS = new Set(
   (

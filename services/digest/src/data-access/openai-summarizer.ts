@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import { truncateCodePoints } from '@support-agent/shared';
 import { createOpenAiClient, structuredCompletion } from '@support-agent/shared/openai';
 import { z } from 'zod';
 import type { TopicSummarizer, TopicToSummarize } from '../domain/ports.js';
@@ -86,7 +87,7 @@ export class OpenAiSummarizer implements TopicSummarizer {
     for (const a of parsed.answers) {
       const text = a.answer.replace(/\s+/g, ' ').trim();
       if (a.topic >= 1 && a.topic <= topics.length && text)
-        out[a.topic - 1] = [...text].slice(0, SUMMARY_MAX).join('');
+        out[a.topic - 1] = truncateCodePoints(text, SUMMARY_MAX);
     }
     return out;
   }

@@ -1,4 +1,4 @@
-import type { Logger } from '@support-agent/shared';
+import { mapConcurrently, type Logger } from '@support-agent/shared';
 import { clusterTopics, dot, KB_EVIDENCE_WEIGHT } from './cluster-topics.js';
 import { groupAnchor, kbCandidates, type AnchoredTopic } from './kb-anchoring.js';
 import type { Embedder, KbHit, KnowledgeSearch, WeekTicket } from './ports.js';
@@ -217,12 +217,12 @@ async function searchQuestions(
 ): Promise<KbHit[][] | undefined> {
   const out: KbHit[][] = new Array<KbHit[]>(questions.length);
   let failed = false;
-  await mapLimit(questions.length, settings.searchConcurrency, async (i) => {
+  await mapConcurrently(questions, settings.searchConcurrency, async (question, i) => {
     if (failed) return;
     try {
       out[i] = await deps.knowledge.search(
         orgId,
-        truncate(questions[i]!.text, QUERY_MAX),
+        truncate(question.text, QUERY_MAX),
         settings.searchDepth,
       );
     } catch (err) {
@@ -280,16 +280,4 @@ export function unit(v: Float64Array): Float64Array {
   if (norm === 0) return v;
   const inv = 1 / Math.sqrt(norm);
   return v.map((x) => x * inv);
-}
-
-export async function mapLimit(
-  count: number,
-  limit: number,
-  fn: (index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await fn(next++);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, count)) }, worker));
 }

@@ -1,11 +1,10 @@
-import { invalidRequest } from '@support-agent/shared';
+import { DAY_MS, invalidRequest } from '@support-agent/shared';
 
 /**
  * ISO weeks in UTC (DESIGN.md §3): Monday 00:00:00.000 to Sunday 23:59:59.999.
  * A week is named by its Monday as `YYYY-MM-DD`.
  */
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** `YYYY-MM-DD` of a UTC instant. */

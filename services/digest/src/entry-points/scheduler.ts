@@ -1,4 +1,4 @@
-import type { Logger } from '@support-agent/shared';
+import { sleep, type Logger } from '@support-agent/shared';
 import type { AggregateStore, ScheduleStore } from '../domain/ports.js';
 import { dueWeek } from '../domain/schedule.js';
 import type { DigestMetrics } from './metrics.js';
@@ -166,8 +166,7 @@ export class WeeklyDigestScheduler {
           { err: (err as Error).message, orgId, weekStart, attempt },
           'scheduled digest build failed',
         );
-        if (attempt < BUILD_ATTEMPTS && !this.stopping)
-          await new Promise((r) => setTimeout(r, 500 * attempt));
+        if (attempt < BUILD_ATTEMPTS && !this.stopping) await sleep(500 * attempt);
       }
     }
     return false;

@@ -3,6 +3,7 @@ import {
   isDuplicateKeyError,
   mysqlUnavailable,
   openMysql,
+  withTimeout,
   withTransaction,
   type Logger,
   type Pool,
@@ -32,6 +33,7 @@ const ORG_SELECT = `
  * 503 in bounded time rather than hold it; the query itself is left to finish or fail.
  */
 const STORE_TIMEOUT_MS = 2_000;
+const LATE = `no answer from MySQL within ${STORE_TIMEOUT_MS} ms`;
 
 class StoreTimeout extends Error {
   readonly code = 'STORE_TIMEOUT';
@@ -50,19 +52,10 @@ function toStoreError(err: unknown): unknown {
 
 /** Runs a store call within STORE_TIMEOUT_MS, mapping database outages to service_unavailable. */
 async function bounded<T>(call: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StoreTimeout(`no answer from MySQL within ${STORE_TIMEOUT_MS} ms`)),
-      STORE_TIMEOUT_MS,
-    );
-  });
   try {
-    return await Promise.race([call(), timeout]);
+    return await withTimeout(call(), STORE_TIMEOUT_MS, () => new StoreTimeout(LATE));
   } catch (err) {
     throw toStoreError(err);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -218,14 +211,11 @@ export class MysqlGatewayStore implements GatewayStore {
   }
 }
 
+/** A settings row: each SETTINGS_COLUMNS column as a number, and when it last changed. */
 function toSettings(row: RowDataPacket): OrgSettings {
-  return {
-    rateLimitPerKeyPerMin: Number(row.rate_limit_per_key_per_min),
-    rateLimitPerOrgPerMin: Number(row.rate_limit_per_org_per_min),
-    deflectionMonthlyLimit: Number(row.deflection_monthly_limit),
-    highConfidenceThreshold: Number(row.high_confidence_threshold),
-    updatedAt: row.updated_at as Date,
-  };
+  const columns = Object.entries(SETTINGS_COLUMNS);
+  const values = Object.fromEntries(columns.map(([field, col]) => [field, Number(row[col])]));
+  return { ...(values as Required<SettingsPatch>), updatedAt: row.updated_at as Date };
 }
 
 function toOrg(row: RowDataPacket): OrgWithSettings {

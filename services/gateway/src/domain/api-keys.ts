@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 
 // Key format: sak_live_ + 32 random base62 chars + 6 base62 chars of CRC32(random part).
 // The checksum lets the gateway reject typos and garbage without touching storage, and lets
@@ -43,16 +43,9 @@ export function toBase62(value: number, width: number): string {
   return out.padStart(width, '0');
 }
 
-/** Uniformly random base62 characters (rejection sampling, no modulo bias). */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += BASE62[byte % 62]; // 248 = 4 * 62
-      if (out.length === length) break;
-    }
-  }
-  return out;
+/** `length` uniformly random characters of `alphabet` (crypto.randomInt: no modulo bias). */
+function randomChars(alphabet: string, length: number): string {
+  return Array.from({ length }, () => alphabet[randomInt(alphabet.length)]).join('');
 }
 
 export function checksumOf(randomPart: string): string {
@@ -61,7 +54,7 @@ export function checksumOf(randomPart: string): string {
 
 /** A new plain API key; shown to its owner once, stored only as hashApiKey(key). */
 export function generateApiKey(): string {
-  const random = randomBase62(RANDOM_LENGTH);
+  const random = randomChars(BASE62, RANDOM_LENGTH);
   return `${API_KEY_PREFIX}${random}${checksumOf(random)}`;
 }
 
@@ -89,13 +82,5 @@ export function displayPrefix(key: string): string {
 
 /** Lower-case alphanumeric id with a type prefix, e.g. `key_4f0c…`, `org_9a1b…`. */
 export function randomId(prefix: string, length = 20): string {
-  const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 252) out += alphabet[byte % 36]; // 252 = 7 * 36
-      if (out.length === length) break;
-    }
-  }
-  return `${prefix}_${out}`;
+  return `${prefix}_${randomChars('0123456789abcdefghijklmnopqrstuvwxyz', length)}`;
 }

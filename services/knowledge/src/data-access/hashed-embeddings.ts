@@ -16,18 +16,16 @@ import { isStopword, stem, words } from '../domain/tokenizer.js';
 export const HASHED_MODEL = 'hashed-v1';
 export const HASHED_DEFAULT_DIMENSIONS = 512;
 
-/** Weights of the feature families in a text's vector. */
-const UNIGRAM_WEIGHT = 1;
-const BIGRAM_WEIGHT = 0.5;
-const CHARGRAM_WEIGHT = 0.5;
-const CHARGRAM_MIN = 3;
-const CHARGRAM_MAX = 5;
+/** The feature families of a text's vector: each hashed with its own seed, mixed by weight. */
+const FAMILY = {
+  unigram: { seed: 0x9e3779b1, weight: 1 },
+  bigram: { seed: 0x85ebca77, weight: 0.5 },
+  chargram: { seed: 0xc2b2ae3d, weight: 0.5 },
+};
+/** Character n-grams from 3 to 5 characters long. */
+const CHARGRAM_LENGTHS = [3, 4, 5];
 /** An entry's vector leans towards its question, which says what the entry is about. */
 const QUESTION_SHARE = 0.6;
-
-const SEED_UNIGRAM = 0x9e3779b1;
-const SEED_BIGRAM = 0x85ebca77;
-const SEED_CHARGRAM = 0xc2b2ae3d;
 
 export class HashedEmbeddings implements EmbeddingProvider {
   readonly fingerprint: Fingerprint;
@@ -77,23 +75,22 @@ export class HashedEmbeddings implements EmbeddingProvider {
     const chargrams = new Map<string, number>();
     for (const w of content) {
       const padded = `<${w}>`;
-      for (let n = CHARGRAM_MIN; n <= CHARGRAM_MAX; n++) {
+      for (const n of CHARGRAM_LENGTHS) {
         for (let i = 0; i + n <= padded.length; i++) bump(chargrams, padded.slice(i, i + n));
       }
     }
 
     const v = new Float32Array(this.dimensions);
-    this.addFamily(v, unigrams, SEED_UNIGRAM, UNIGRAM_WEIGHT);
-    this.addFamily(v, bigrams, SEED_BIGRAM, BIGRAM_WEIGHT);
-    this.addFamily(v, chargrams, SEED_CHARGRAM, CHARGRAM_WEIGHT);
+    this.addFamily(v, unigrams, FAMILY.unigram);
+    this.addFamily(v, bigrams, FAMILY.bigram);
+    this.addFamily(v, chargrams, FAMILY.chargram);
     return normalize(v);
   }
 
   private addFamily(
     target: Float32Array,
     features: Map<string, number>,
-    seed: number,
-    weight: number,
+    { seed, weight }: { seed: number; weight: number },
   ): void {
     if (features.size === 0) return;
     // One scratch row per instance (embedding is synchronous), cleared for each family.

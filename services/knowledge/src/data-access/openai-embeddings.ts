@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { AppError, type Logger } from '@support-agent/shared';
+import { AppError, chunks, mapConcurrently, type Logger } from '@support-agent/shared';
 import type { EmbeddingProvider, EntryText, Fingerprint } from '../domain/ports.js';
 import { normalize } from './hashed-embeddings.js';
 
@@ -83,20 +83,10 @@ export class OpenAIEmbeddings implements EmbeddingProvider {
 
   /** Embeds texts in batches (several in flight), preserving order. */
   async embedTexts(texts: string[]): Promise<Float32Array[]> {
-    const batches: string[][] = [];
-    for (let i = 0; i < texts.length; i += this.options.batchSize) {
-      batches.push(texts.slice(i, i + this.options.batchSize));
-    }
-    const results: Float32Array[][] = new Array(batches.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < batches.length) {
-        const i = next++;
-        results[i] = await this.request(batches[i]!);
-      }
-    };
-    const workers = Math.max(1, Math.min(this.options.concurrency ?? 4, batches.length));
-    await Promise.all(Array.from({ length: workers }, worker));
+    const batches = chunks(texts, this.options.batchSize);
+    const results = await mapConcurrently(batches, this.options.concurrency ?? 4, (batch) =>
+      this.request(batch),
+    );
     return results.flat();
   }
 

@@ -1,5 +1,5 @@
 import { QdrantClient, QdrantClientTimeoutError, type Schemas } from '@qdrant/js-client-rest';
-import { AppError, type Logger } from '@support-agent/shared';
+import { AppError, chunks, type Logger } from '@support-agent/shared';
 import { candidateSetOf, noCandidates, type CandidateWithVector } from '../domain/candidate-set.js';
 import { fingerprintKey, isCollectionOf } from '../domain/fingerprint.js';
 import { pointIdOf } from '../domain/hashing.js';
@@ -162,8 +162,7 @@ export class QdrantIndex implements KnowledgeIndex {
         payload: payload as unknown as Record<string, unknown>,
       };
     });
-    for (let i = 0; i < points.length; i += UPSERT_BATCH) {
-      const batch = points.slice(i, i + UPSERT_BATCH);
+    for (const batch of chunks(points, UPSERT_BATCH)) {
       await this.call('upsert', () =>
         this.client.upsert(this.collection, { wait: true, points: batch }),
       );

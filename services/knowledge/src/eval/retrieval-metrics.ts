@@ -58,8 +58,11 @@ export function threadHit(
   return threads.includes(threadId) ? 1 : 0;
 }
 
+/** The rank cut-off of the search figures (MRR@5, nDCG@5, Hit@5): the hits an agent reads. */
+export const K = 5;
+
 /** Mean metrics over the queries that have judgements. */
-export function evaluateRankings(rankings: RankedQuery[], judgements: Judgements, k = 5): Metrics {
+export function evaluateRankings(rankings: RankedQuery[], judgements: Judgements, k = K): Metrics {
   let n = 0;
   let mrr = 0;
   let nd = 0;

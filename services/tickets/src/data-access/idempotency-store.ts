@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { redactUrl, type Logger } from '@support-agent/shared';
+import { DAY_MS, redactUrl, type Logger } from '@support-agent/shared';
 import type { IdempotencyClaim, IdempotencyStore } from '../domain/ports.js';
 
 /** How long a key → ticket id answer is cached for fast replays. */
-export const DEFAULT_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_CACHE_TTL_MS = DAY_MS;
 
 const lockKey = (orgId: string, keyHash: string) => `idem:lock:${orgId}:${keyHash}`;
 const cacheKey = (orgId: string, keyHash: string) => `idem:${orgId}:${keyHash}`;

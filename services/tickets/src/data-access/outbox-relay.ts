@@ -1,4 +1,4 @@
-import type { Logger } from '@support-agent/shared';
+import { DAY_MS, sleepUnlessAborted, type Logger } from '@support-agent/shared';
 import type { EventPublisher, OutboxStore } from '../domain/ports.js';
 import { ticketsMetrics } from '../metrics.js';
 
@@ -21,7 +21,7 @@ export const DEFAULT_RELAY_OPTIONS: OutboxRelayOptions = {
   batchSize: 100,
   pollMs: 250,
   maxBackoffMs: 2_000,
-  retentionMs: 24 * 60 * 60 * 1000,
+  retentionMs: DAY_MS,
   purgeEveryMs: 10 * 60 * 1000,
   backlogEveryMs: 5_000,
 };
@@ -129,15 +129,10 @@ export class OutboxRelay {
   }
 
   /** Sleeps `ms` unless woken: by stop(), or by notify() when not backing off (an outage is not hammered). */
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
+  private async sleep(ms: number): Promise<void> {
+    const wake = new AbortController();
+    this.wake = () => wake.abort();
+    await sleepUnlessAborted(ms, wake.signal);
+    this.wake = undefined;
   }
 }

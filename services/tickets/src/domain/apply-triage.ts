@@ -4,9 +4,8 @@ import { TICKET_CATEGORIES, TICKET_PRIORITIES, type Ticket } from './ticket.js';
 import {
   optionalText,
   requireOneOf,
-  requireOrgId,
   requireText,
-  requireTicketId,
+  requireTicketRef,
   ticketNotFound,
 } from './validation.js';
 
@@ -38,8 +37,7 @@ export async function applyTriage(
   deps: TicketsDeps,
   input: ApplyTriageInput,
 ): Promise<ApplyTriageResult> {
-  const orgId = requireOrgId(input.orgId);
-  const ticketId = requireTicketId(input.ticketId);
+  const { orgId, ticketId } = requireTicketRef(input);
   const eventId = requireText(input.eventId, 'event_id', EVENT_ID_MAX);
   const category = requireOneOf(input.category, TICKET_CATEGORIES, 'category');
   const priority = requireOneOf(input.priority, TICKET_PRIORITIES, 'priority');

@@ -10,9 +10,6 @@ import {
 } from './ticket.js';
 import { isBlank, optionalOneOf, requireOrgId } from './validation.js';
 
-export const LIST_LIMIT_DEFAULT = 10;
-export const LIST_LIMIT_MAX = 20;
-
 export interface ListTicketsInput {
   orgId: string;
   status?: string | undefined;
@@ -54,6 +51,10 @@ export async function listTickets(
   }
   return { tickets };
 }
+
+/** A page holds LIST_LIMIT_DEFAULT tickets unless the caller asks for up to LIST_LIMIT_MAX. */
+const LIST_LIMIT_DEFAULT = 10;
+const LIST_LIMIT_MAX = 20;
 
 function parseLimit(limit: number | undefined): number {
   if (limit === undefined || limit === 0) return LIST_LIMIT_DEFAULT;

@@ -2,7 +2,7 @@ import { AppError } from '@support-agent/shared';
 import { ticketStatusChanged } from './events.js';
 import type { TicketsDeps } from './ports.js';
 import { TICKET_STATUSES, type Ticket, type TicketStatus } from './ticket.js';
-import { requireOneOf, requireOrgId, requireTicketId, ticketNotFound } from './validation.js';
+import { requireOneOf, requireTicketRef, ticketNotFound } from './validation.js';
 
 /**
  * Staff-side transitions (DESIGN.md §3): open → in_progress → resolved → closed,
@@ -31,8 +31,7 @@ export async function updateTicketStatus(
   deps: TicketsDeps,
   input: UpdateStatusInput,
 ): Promise<Ticket> {
-  const orgId = requireOrgId(input.orgId);
-  const ticketId = requireTicketId(input.ticketId);
+  const { orgId, ticketId } = requireTicketRef(input);
   const to = requireOneOf(input.status, TICKET_STATUSES, 'status');
 
   const outcome = await deps.repo.update(orgId, ticketId, (current) => {

@@ -64,6 +64,11 @@ export function requireTicketId(value: number | undefined): number {
   return value;
 }
 
+/** The ticket a request names: its organization and its id, both checked. */
+export function requireTicketRef(input: { orgId: string; ticketId: number }) {
+  return { orgId: requireOrgId(input.orgId), ticketId: requireTicketId(input.ticketId) };
+}
+
 export function ticketNotFound(ticketId: number): AppError {
   return new AppError('not_found', `ticket ${ticketId} not found`);
 }

@@ -1,4 +1,4 @@
-import { JournaledStore, type Logger } from '@support-agent/shared';
+import { chunks, JournaledStore, type Logger } from '@support-agent/shared';
 import { applyTicketEvent, type TicketAggregate } from '../../domain/aggregate.js';
 import type { TicketEvent } from '../../domain/events.js';
 import type {
@@ -246,16 +246,13 @@ export class EmbeddedDigestRepository
   private compact(): void {
     const records: JournalRecord[] = [];
     const ids = [...this.processed];
-    for (let i = 0; i < ids.length; i += COMPACT_CHUNK)
-      records.push({ k: 'ids', ids: ids.slice(i, i + COMPACT_CHUNK) });
+    for (const part of chunks(ids, COMPACT_CHUNK)) records.push({ k: 'ids', ids: part });
     const ts = [...this.tickets.values()].map(toStored);
-    for (let i = 0; i < ts.length; i += COMPACT_CHUNK)
-      records.push({ k: 'tickets', ts: ts.slice(i, i + COMPACT_CHUNK) });
+    for (const part of chunks(ts, COMPACT_CHUNK)) records.push({ k: 'tickets', ts: part });
     const counts = [...this.weeks.entries()].map(
       ([k, n]) => [...(JSON.parse(k) as [string, string]), n] as [string, string, number],
     );
-    for (let i = 0; i < counts.length; i += COMPACT_CHUNK)
-      records.push({ k: 'weeks', counts: counts.slice(i, i + COMPACT_CHUNK) });
+    for (const part of chunks(counts, COMPACT_CHUNK)) records.push({ k: 'weeks', counts: part });
     for (const d of this.digests.values())
       records.push({ k: 'digest', d: { ...d, generatedAt: d.generatedAt.getTime() } });
     for (const [week, run] of this.runs) records.push({ k: 'run', week, run });

@@ -7,7 +7,6 @@ import {
 } from '@support-agent/shared';
 import type { digest } from '@support-agent/proto';
 import { lastCompleteWeek, requireWeekStart } from '../../domain/iso-week.js';
-import type { DigestSummary } from '../../domain/digest-summary.js';
 import type { DigestStore, StoredDigest } from '../../domain/ports.js';
 import type { DigestMetrics } from '../metrics.js';
 
@@ -77,35 +76,7 @@ function toProto(d: StoredDigest): digest.Digest {
     ticketCount: d.ticketCount,
     content: d.content,
     generatedAt: toRfc3339(d.generatedAt),
-    ...(d.summary ? { summary: summaryToProto(d.summary) } : {}),
-  };
-}
-
-function summaryToProto(s: DigestSummary): digest.DigestSummary {
-  return {
-    isoWeek: s.isoWeek,
-    partial: s.partial,
-    groupedTickets: s.groupedTickets,
-    answeredAutomatically: s.answeredAutomatically,
-    lastWeekTicketCount: s.lastWeekTicketCount,
-    kbChecked: s.kbChecked,
-    topics: s.topics.map((t) => ({
-      id: t.id,
-      title: t.title,
-      answered: t.answered,
-      tickets: t.tickets,
-      lastWeekTickets: t.lastWeekTickets,
-      trend: t.trend,
-      answeredAutomatically: t.answeredAutomatically,
-      examples: t.examples,
-      answer: t.answer && {
-        kind: t.answer.kind,
-        text: t.answer.text,
-        kbEntryId: t.answer.kbEntryId,
-        kbQuestion: t.answer.kbQuestion,
-        summarized: t.answer.summarized,
-      },
-      ticketIds: t.ticketIds,
-    })),
+    // The stored summary has every field of the message (encode leaves out the rest).
+    ...(d.summary ? { summary: d.summary } : {}),
   };
 }

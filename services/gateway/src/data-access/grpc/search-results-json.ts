@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { WireType } from '@bufbuild/protobuf/wire';
 
 // The public SearchResults document (`{"results":[{"question","answer","score"}]}`) written
 // straight from the protobuf bytes of a knowledge SearchResponse: the hits' text is copied
@@ -11,14 +12,8 @@ import { isUtf8 } from 'node:buffer';
 // 2 string question, 3 string answer, 4 double score. Proto3 rules: a missing field is its
 // default ('' or 0), a repeated singular field's last value wins, unknown fields are skipped.
 
-const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
-const WIRE_LENGTH_DELIMITED = 2;
-const WIRE_FIXED32 = 5;
-
-const HIT_QUESTION = 2;
-const HIT_ANSWER = 3;
-const HIT_SCORE = 4;
+/** SearchHit's field numbers. */
+const HIT = { question: 2, answer: 3, score: 4 } as const;
 
 /** Thrown for bytes that are not a well-formed SearchResponse. */
 export class MalformedSearchResponse extends Error {}
@@ -76,10 +71,10 @@ class WireReader {
   }
 
   skip(wireType: number): void {
-    if (wireType === WIRE_VARINT) this.varint();
-    else if (wireType === WIRE_FIXED64) this.advance(8);
-    else if (wireType === WIRE_LENGTH_DELIMITED) this.delimited();
-    else if (wireType === WIRE_FIXED32) this.advance(4);
+    if (wireType === WireType.Varint) this.varint();
+    else if (wireType === WireType.Bit64) this.advance(8);
+    else if (wireType === WireType.LengthDelimited) this.delimited();
+    else if (wireType === WireType.Bit32) this.advance(4);
     else throw new MalformedSearchResponse(`unsupported wire type ${wireType}`);
   }
 
@@ -108,16 +103,16 @@ function readHit(buf: Buffer, start: number, end: number): HitFields {
     const tag = r.varint();
     const field = Math.floor(tag / 8);
     const wireType = tag & 7;
-    if ((field === HIT_QUESTION || field === HIT_ANSWER) && wireType === WIRE_LENGTH_DELIMITED) {
+    if ((field === HIT.question || field === HIT.answer) && wireType === WireType.LengthDelimited) {
       const s = r.delimited();
-      if (field === HIT_QUESTION) {
+      if (field === HIT.question) {
         hit.qStart = s;
         hit.qEnd = r.pos;
       } else {
         hit.aStart = s;
         hit.aEnd = r.pos;
       }
-    } else if (field === HIT_SCORE && wireType === WIRE_FIXED64) {
+    } else if (field === HIT.score && wireType === WireType.Bit64) {
       r.advance(8);
       hit.score = buf.readDoubleLE(r.pos - 8);
     } else {
@@ -183,7 +178,7 @@ export function searchResultsJson(pb: Buffer): Buffer | undefined {
   const hits: HitFields[] = [];
   while (top.pos < pb.length) {
     const tag = top.varint();
-    if (tag === (1 << 3) + WIRE_LENGTH_DELIMITED) {
+    if (tag === (1 << 3) + WireType.LengthDelimited) {
       const start = top.delimited();
       hits.push(readHit(pb, start, top.pos));
     } else {

@@ -1,3 +1,4 @@
+import { withTimeout } from '@support-agent/shared';
 import type { Express } from 'express';
 import { methodNotAllowed } from './errors.js';
 
@@ -8,6 +9,7 @@ export interface ReadinessCheck {
 }
 
 const CHECK_TIMEOUT_MS = 2_000;
+const LATE = `no answer within ${CHECK_TIMEOUT_MS} ms`;
 
 /**
  * /healthz: the process is alive. /readyz: every dependency answers; 503 naming the failed
@@ -38,7 +40,7 @@ export function mountHealth(
       const results = await Promise.all(
         checks.map(async (c) => {
           try {
-            await withTimeout(c.check(), CHECK_TIMEOUT_MS);
+            await withTimeout(c.check(), CHECK_TIMEOUT_MS, () => new Error(LATE));
             return [c.name, 'ok'] as const;
           } catch (err) {
             return [c.name, `failed: ${(err as Error)?.message ?? String(err)}`] as const;
@@ -64,20 +66,4 @@ export function mountHealth(
       });
     })
     .all(methodNotAllowed(['GET', 'HEAD']));
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { JournaledStore, type Logger } from '@support-agent/shared';
+import { chunks, JournaledStore, type Logger } from '@support-agent/shared';
 import { toOutboxMessage, type OutboxMessage, type TicketEvent } from '../../domain/events.js';
 import type {
   InsertOutcome,
@@ -257,14 +257,10 @@ export class EmbeddedTicketRepository
     const records: JournalRecord[] = [];
     if (this.secret) records.push({ k: 'secret', secret: this.secret.toString('base64') });
     const all = [...this.tickets.values()].map(toStored);
-    for (let i = 0; i < all.length; i += SNAPSHOT_CHUNK) {
-      records.push({ k: 'tx', tickets: all.slice(i, i + SNAPSHOT_CHUNK) });
-    }
+    for (const part of chunks(all, SNAPSHOT_CHUNK)) records.push({ k: 'tx', tickets: part });
     if (this.pending.size > 0) records.push({ k: 'tx', events: [...this.pending.values()] });
     const once = [...this.onceKeys];
-    for (let i = 0; i < once.length; i += SNAPSHOT_CHUNK) {
-      records.push({ k: 'tx', once: once.slice(i, i + SNAPSHOT_CHUNK) });
-    }
+    for (const part of chunks(once, SNAPSHOT_CHUNK)) records.push({ k: 'tx', once: part });
     this.journal.rewrite(records);
   }
 }
