@@ -13,6 +13,8 @@
 //     [concurrency=32] [tree…=/tmp/base .]
 //
 // KNOWLEDGE_ENV='{"K":"V"}' adds to the services' environment (e.g. V8_FLAGS, NODE_OPTIONS);
+// KNOWLEDGE_ENVS='[{"K":"V"},{}]' adds to each tree's environment apart (same order as the
+// trees; the same tree may be given twice to compare settings, e.g. NODE_OPTIONS);
 // KNOWLEDGE_STDOUT=1 passes their output through (e.g. with NODE_OPTIONS=--trace-gc).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +32,7 @@ const size = Number(sizeArg);
 const concurrency = Number(concurrencyArg);
 const roots = (trees.length > 0 ? trees : ['/tmp/base', '.']).map((t) => resolve(t));
 const extraEnv = JSON.parse(process.env.KNOWLEDGE_ENV ?? '{}') as Record<string, string>;
+const treeEnvs = JSON.parse(process.env.KNOWLEDGE_ENVS ?? '[]') as Record<string, string>[];
 
 const freePort = () =>
   new Promise<number>((done) => {
@@ -47,7 +50,7 @@ interface Service {
   rss: { peak: number };
 }
 
-async function startService(root: string): Promise<Service> {
+async function startService(root: string, treeEnv: Record<string, string>): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), 'kb-grpc-ab-'));
   const address = `127.0.0.1:${await freePort()}`;
   const child = spawn(process.execPath, [join(root, 'services/knowledge/dist/main.js')], {
@@ -59,6 +62,7 @@ async function startService(root: string): Promise<Service> {
       METRICS_PORT: String(await freePort()),
       LOG_LEVEL: 'info',
       ...extraEnv,
+      ...treeEnv,
     },
     stdio: ['ignore', process.env.KNOWLEDGE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   });
@@ -81,8 +85,8 @@ const queries = Array.from({ length: 500 }, () =>
 );
 
 const services: Service[] = [];
-for (const root of roots) {
-  const s = await startService(root);
+for (const [t, root] of roots.entries()) {
+  const s = await startService(root, treeEnvs[t] ?? {});
   for (let i = 0; i < entries.length; i += 1000) {
     await callUnary(
       s.client.upsertEntries.bind(s.client),
@@ -130,7 +134,7 @@ for (let round = 0; round < Number(roundsArg); round++) {
 }
 services.forEach((s, j) =>
   console.log(
-    `${s.root} (${size} entries, ${concurrency} in flight): knowledge CPU ms per search, median ${median(cpu[j]!).toFixed(3)} (rounds ${cpu[j]!.map((x) => x.toFixed(3)).join(' ')}); searches/s ${rates[j]!.map((x) => x.toFixed(0)).join(' ')}; p50 ms ${p50s[j]!.map((x) => x.toFixed(2)).join(' ')}; peak RSS ${s.rss.peak.toFixed(0)} MB`,
+    `${s.root}${treeEnvs[j] ? ` ${JSON.stringify(treeEnvs[j])}` : ''} (${size} entries, ${concurrency} in flight): knowledge CPU ms per search, median ${median(cpu[j]!).toFixed(3)} (rounds ${cpu[j]!.map((x) => x.toFixed(3)).join(' ')}); searches/s ${rates[j]!.map((x) => x.toFixed(0)).join(' ')}; p50 ms ${p50s[j]!.map((x) => x.toFixed(2)).join(' ')}; peak RSS ${s.rss.peak.toFixed(0)} MB`,
   ),
 );
 for (const s of services) {
