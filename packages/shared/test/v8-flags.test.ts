@@ -50,12 +50,14 @@ test('when V8_FLAGS holds any other flag or text, then start-up fails naming it'
 });
 
 /**
- * Runs a process that keeps many young objects alive (as a bulk import does, so V8 grows its
- * young generation) with `capSemiSpace(cap)`; returns its largest semi-space, MB. In a child:
- * the cap changes a process-wide V8 setting.
+ * Runs a process that holds its young generation while it loads (as a service does) and then
+ * keeps many young objects alive (as a bulk import does, so V8 grows its young generation)
+ * with `capSemiSpace(cap)`; returns its largest semi-space, MB. In a child: the cap changes a
+ * process-wide V8 setting.
  */
 async function largestSemiSpaceMb(cap: number): Promise<number> {
   const script = `
+    import ${JSON.stringify(new URL('../src/young-generation.ts', import.meta.url).href)};
     import { getHeapSpaceStatistics } from 'node:v8';
     import { capSemiSpace } from ${JSON.stringify(new URL('../src/v8-flags.ts', import.meta.url).href)};
     capSemiSpace(${cap});

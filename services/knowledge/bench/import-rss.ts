@@ -4,13 +4,14 @@
 // one or more builds one after another. Per import it prints the peak VmRSS (sampled every
 // 100 ms) and the peaks of its parts from inside the process (bench/lib/memory-peaks-preload.mjs:
 // heap, array buffers, young generation, memory outside V8's heap), so a peak can be
-// attributed. Not a test.
+// attributed; then the time a restart takes to load it all again (the journal's replay) and the
+// restart's peak RSS. Not a test.
 //
 //   npx tsx services/knowledge/bench/import-rss.ts [sizes=1000,10000,100000] [batch=1000]
 //     [tree…=.]
 //
 // KNOWLEDGE_ENV='{"K":"V"}' adds to the services' environment (e.g. V8_FLAGS).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,9 +37,20 @@ const freePort = () =>
     });
   });
 
-for (const root of roots) {
-  const dir = mkdtempSync(join(tmpdir(), 'kb-import-rss-'));
+interface Running {
+  child: ChildProcess;
+  address: string;
+  /** Asks the process for the peaks of its memory parts since the last ask. */
+  memPeaks: () => Promise<string>;
+  /** Peak VmRSS (MB) since start, sampled every 100 ms. */
+  rss: { peak: number };
+  /** Milliseconds from spawn until its health check answered. */
+  startMs: number;
+}
+
+async function startService(root: string, dir: string): Promise<Running> {
   const address = `127.0.0.1:${await freePort()}`;
+  const started = performance.now();
   const child = spawn(process.execPath, [join(root, 'services/knowledge/dist/main.js')], {
     env: {
       ...process.env,
@@ -52,6 +64,9 @@ for (const root of roots) {
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  const rss = { peak: 0 };
+  const sampler = setInterval(() => (rss.peak = Math.max(rss.peak, rssMb(child.pid!) ?? 0)), 100);
+  child.once('exit', () => clearInterval(sampler));
   let peaks: (line: string) => void = () => {};
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
@@ -69,9 +84,21 @@ for (const root of roots) {
       child.kill('SIGUSR2');
     });
   for (let i = 0; !(await checkHealth(address)); i++) {
-    if (i > 200 || child.exitCode !== null) throw new Error(`${root}: knowledge did not start`);
+    if (i > 1200 || child.exitCode !== null) throw new Error(`${root}: knowledge did not start`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  return { child, address, memPeaks, rss, startMs: performance.now() - started };
+}
+
+async function stopService(s: Running): Promise<void> {
+  s.child.kill('SIGTERM');
+  await new Promise((r) => s.child.once('exit', r));
+}
+
+for (const root of roots) {
+  const dir = mkdtempSync(join(tmpdir(), 'kb-import-rss-'));
+  const service = await startService(root, dir);
+  const { child, address, memPeaks } = service;
   const client = createGrpcClient(knowledge.KnowledgeServiceClient, address);
   await memPeaks(); // start the parts' peaks over
   for (const size of sizes) {
@@ -104,7 +131,12 @@ for (const root of roots) {
     );
   }
   client.close();
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await stopService(service);
+  // A restart replays the journal of everything imported (in one stretch).
+  const again = await startService(root, dir);
+  console.log(
+    `${root}: restart on ${sizes.reduce((a, b) => a + b, 0)} entries healthy after ${(again.startMs / 1000).toFixed(1)} s: peak RSS ${again.rss.peak.toFixed(0)} MB; parts' peaks (MB) ${await again.memPeaks()}`,
+  );
+  await stopService(again);
   rmSync(dir, { recursive: true, force: true });
 }
