@@ -16,15 +16,15 @@
 // KNOWLEDGE_ENVS='[{"K":"V"},{}]' adds to each tree's environment apart (same order as the
 // trees; the same tree may be given twice to compare settings, e.g. NODE_OPTIONS);
 // KNOWLEDGE_STDOUT=1 passes their output through (e.g. with NODE_OPTIONS=--trace-gc).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { callUnary, checkHealth, createGrpcClient } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
 import { cpuTicks, median, rssMb } from '../../../bench/lib/measure.js';
 import { entry, queryFor, random } from '../../../bench/synthetic-kb.js';
+import { spawnKnowledge } from './knowledge-process.js';
 
 const [sizeArg = '1000', secondsArg = '4', roundsArg = '5', concurrencyArg = '32', ...trees] =
   process.argv.slice(2);
@@ -33,14 +33,6 @@ const concurrency = Number(concurrencyArg);
 const roots = (trees.length > 0 ? trees : ['/tmp/base', '.']).map((t) => resolve(t));
 const extraEnv = JSON.parse(process.env.KNOWLEDGE_ENV ?? '{}') as Record<string, string>;
 const treeEnvs = JSON.parse(process.env.KNOWLEDGE_ENVS ?? '[]') as Record<string, string>[];
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
-  });
 
 interface Service {
   root: string;
@@ -52,20 +44,11 @@ interface Service {
 
 async function startService(root: string, treeEnv: Record<string, string>): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), 'kb-grpc-ab-'));
-  const address = `127.0.0.1:${await freePort()}`;
-  const child = spawn(process.execPath, [join(root, 'services/knowledge/dist/main.js')], {
-    env: {
-      ...process.env,
-      EMBEDDED: 'true',
-      DATA_DIR: dir,
-      KNOWLEDGE_ADDR: address,
-      METRICS_PORT: String(await freePort()),
-      LOG_LEVEL: 'info',
-      ...extraEnv,
-      ...treeEnv,
-    },
-    stdio: ['ignore', process.env.KNOWLEDGE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-  });
+  const { child, address } = await spawnKnowledge(root, dir, { ...extraEnv, ...treeEnv }, [
+    'ignore',
+    process.env.KNOWLEDGE_STDOUT ? 'inherit' : 'ignore',
+    'inherit',
+  ]);
   const rss = { peak: 0 };
   const sampler = setInterval(() => {
     rss.peak = Math.max(rss.peak, rssMb(child.pid!) ?? 0);

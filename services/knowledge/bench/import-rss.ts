@@ -11,15 +11,15 @@
 //     [tree…=.]
 //
 // KNOWLEDGE_ENV='{"K":"V"}' adds to the services' environment (e.g. V8_FLAGS).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { callUnary, checkHealth, createGrpcClient } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
 import { rssMb } from '../../../bench/lib/measure.js';
 import { entry, queryFor } from '../../../bench/synthetic-kb.js';
+import { spawnKnowledge } from './knowledge-process.js';
 
 const [sizesArg = '1000,10000,100000', batchArg = '1000', ...trees] = process.argv.slice(2);
 const sizes = sizesArg.split(',').map(Number);
@@ -28,14 +28,6 @@ const roots = (trees.length > 0 ? trees : ['.']).map((t) => resolve(t));
 const extraEnv = JSON.parse(process.env.KNOWLEDGE_ENV ?? '{}') as Record<string, string>;
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 12_000);
 const preload = `--import=${resolve('bench/lib/memory-peaks-preload.mjs')}`;
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
-  });
 
 interface Running {
   child: ChildProcess;
@@ -49,21 +41,13 @@ interface Running {
 }
 
 async function startService(root: string, dir: string): Promise<Running> {
-  const address = `127.0.0.1:${await freePort()}`;
   const started = performance.now();
-  const child = spawn(process.execPath, [join(root, 'services/knowledge/dist/main.js')], {
-    env: {
-      ...process.env,
-      EMBEDDED: 'true',
-      DATA_DIR: dir,
-      KNOWLEDGE_ADDR: address,
-      METRICS_PORT: String(await freePort()),
-      LOG_LEVEL: 'info',
-      NODE_OPTIONS: preload,
-      ...extraEnv,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const { child, address } = await spawnKnowledge(
+    root,
+    dir,
+    { NODE_OPTIONS: preload, ...extraEnv },
+    ['ignore', 'ignore', 'pipe'],
+  );
   const rss = { peak: 0 };
   const sampler = setInterval(() => (rss.peak = Math.max(rss.peak, rssMb(child.pid!) ?? 0)), 100);
   child.once('exit', () => clearInterval(sampler));
