@@ -68,10 +68,14 @@ const MB = 1024 * 1024;
 /** V8's default `--semi-space-growth-factor`. */
 const SEMI_SPACE_GROWTH = 2;
 
-/** The young generation's semi-space now, MB (space_size counts both semi-spaces). */
+/**
+ * The young generation's semi-space now, MB: the capacity it allocates in (used + available,
+ * a little under its size for the pages' headers, hence rounded). Not space_size: that counts
+ * the other semi-space only while it is committed (not at start-up).
+ */
 function semiSpaceMb(): number {
   const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-  return young ? young.space_size / 2 / MB : 0;
+  return young ? Math.round((young.space_used_size + young.space_available_size) / MB) : 0;
 }
 
 /**
