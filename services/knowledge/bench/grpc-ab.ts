@@ -13,16 +13,18 @@
 //     [concurrency=32] [tree…=/tmp/base .]
 //
 // KNOWLEDGE_ENV='{"K":"V"}' adds to the services' environment (e.g. V8_FLAGS, NODE_OPTIONS);
+// KNOWLEDGE_ENVS='[{"K":"V"},{}]' adds to each tree's environment apart (same order as the
+// trees; the same tree may be given twice to compare settings, e.g. NODE_OPTIONS);
 // KNOWLEDGE_STDOUT=1 passes their output through (e.g. with NODE_OPTIONS=--trace-gc).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { callUnary, checkHealth, createGrpcClient } from '@support-agent/shared';
 import { knowledge } from '@support-agent/proto';
 import { cpuTicks, median, rssMb } from '../../../bench/lib/measure.js';
 import { entry, queryFor, random } from '../../../bench/synthetic-kb.js';
+import { spawnKnowledge } from './knowledge-process.js';
 
 const [sizeArg = '1000', secondsArg = '4', roundsArg = '5', concurrencyArg = '32', ...trees] =
   process.argv.slice(2);
@@ -30,14 +32,7 @@ const size = Number(sizeArg);
 const concurrency = Number(concurrencyArg);
 const roots = (trees.length > 0 ? trees : ['/tmp/base', '.']).map((t) => resolve(t));
 const extraEnv = JSON.parse(process.env.KNOWLEDGE_ENV ?? '{}') as Record<string, string>;
-
-const freePort = () =>
-  new Promise<number>((done) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
-  });
+const treeEnvs = JSON.parse(process.env.KNOWLEDGE_ENVS ?? '[]') as Record<string, string>[];
 
 interface Service {
   root: string;
@@ -47,21 +42,13 @@ interface Service {
   rss: { peak: number };
 }
 
-async function startService(root: string): Promise<Service> {
+async function startService(root: string, treeEnv: Record<string, string>): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), 'kb-grpc-ab-'));
-  const address = `127.0.0.1:${await freePort()}`;
-  const child = spawn(process.execPath, [join(root, 'services/knowledge/dist/main.js')], {
-    env: {
-      ...process.env,
-      EMBEDDED: 'true',
-      DATA_DIR: dir,
-      KNOWLEDGE_ADDR: address,
-      METRICS_PORT: String(await freePort()),
-      LOG_LEVEL: 'info',
-      ...extraEnv,
-    },
-    stdio: ['ignore', process.env.KNOWLEDGE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-  });
+  const { child, address } = await spawnKnowledge(root, dir, { ...extraEnv, ...treeEnv }, [
+    'ignore',
+    process.env.KNOWLEDGE_STDOUT ? 'inherit' : 'ignore',
+    'inherit',
+  ]);
   const rss = { peak: 0 };
   const sampler = setInterval(() => {
     rss.peak = Math.max(rss.peak, rssMb(child.pid!) ?? 0);
@@ -81,8 +68,8 @@ const queries = Array.from({ length: 500 }, () =>
 );
 
 const services: Service[] = [];
-for (const root of roots) {
-  const s = await startService(root);
+for (const [t, root] of roots.entries()) {
+  const s = await startService(root, treeEnvs[t] ?? {});
   for (let i = 0; i < entries.length; i += 1000) {
     await callUnary(
       s.client.upsertEntries.bind(s.client),
@@ -130,7 +117,7 @@ for (let round = 0; round < Number(roundsArg); round++) {
 }
 services.forEach((s, j) =>
   console.log(
-    `${s.root} (${size} entries, ${concurrency} in flight): knowledge CPU ms per search, median ${median(cpu[j]!).toFixed(3)} (rounds ${cpu[j]!.map((x) => x.toFixed(3)).join(' ')}); searches/s ${rates[j]!.map((x) => x.toFixed(0)).join(' ')}; p50 ms ${p50s[j]!.map((x) => x.toFixed(2)).join(' ')}; peak RSS ${s.rss.peak.toFixed(0)} MB`,
+    `${s.root}${treeEnvs[j] ? ` ${JSON.stringify(treeEnvs[j])}` : ''} (${size} entries, ${concurrency} in flight): knowledge CPU ms per search, median ${median(cpu[j]!).toFixed(3)} (rounds ${cpu[j]!.map((x) => x.toFixed(3)).join(' ')}); searches/s ${rates[j]!.map((x) => x.toFixed(0)).join(' ')}; p50 ms ${p50s[j]!.map((x) => x.toFixed(2)).join(' ')}; peak RSS ${s.rss.peak.toFixed(0)} MB`,
   ),
 );
 for (const s of services) {
