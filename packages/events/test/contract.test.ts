@@ -125,6 +125,12 @@ function collect(source: TicketEventSource): { seen: TicketEvent[]; invalid: str
   return { seen, invalid };
 }
 
+/**
+ * The test consumers' ack wait: long enough that a machine busy with other suites cannot stall
+ * the event loop past it (at 1 s, one event was redelivered and handled twice under load).
+ */
+const ACK_WAIT_MS = 3_000;
+
 let consumerSeq = 0;
 const newConsumer = (filterSubject = ALL_SUBJECTS): DurableConsumer => ({
   name: `contract-${process.pid}-${++consumerSeq}`,
@@ -217,7 +223,7 @@ function contractSuite(name: string, open: () => Promise<Transport>, close: () =
 
       // Terminated: nothing left to deliver, even after more than an ack wait.
       await eventually(async () => (await t.backlog(source)) === 0, 'every message settled');
-      await new Promise((r) => setTimeout(r, 1_500));
+      await new Promise((r) => setTimeout(r, ACK_WAIT_MS + 500));
       assert.equal(invalid.length, INVALID.length, 'each invalid event was seen once');
       assert.equal((await invalidCount(consumer.name)) - counted, INVALID.length);
       assert.equal(await t.backlog(source), 0);
@@ -400,7 +406,7 @@ contractSuite(
       consumer: (consumer, batchSize) =>
         new JetStreamTicketConsumer(nats.url, logger, {
           consumer,
-          ackWaitMs: 1_000,
+          ackWaitMs: ACK_WAIT_MS,
           concurrency: 2,
           ...(batchSize === undefined ? {} : { batchSize }),
           replicas: 1,
