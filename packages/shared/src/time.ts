@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 
@@ -7,23 +9,13 @@ export function toRfc3339(date: Date): string {
 }
 
 export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return delay(ms);
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts (used to stop polling loops quickly). */
 export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+  // node's timer rejects with an AbortError when the signal aborts: that is the early wake-up.
+  return delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
 /** `promise`, or the error `late()` makes once `ms` have passed first (the timer cleared either way). */
