@@ -126,10 +126,12 @@ function collect(source: TicketEventSource): { seen: TicketEvent[]; invalid: str
 }
 
 /**
- * The test consumers' ack wait: long enough that a machine busy with other suites cannot stall
- * the event loop past it (at 1 s, one event was redelivered and handled twice under load).
+ * The test consumers' ack wait: longer than the 5 s a thrown handler's events wait before they
+ * come back (delivery.ts), as in a deployment (30 s by default). With an ack wait shorter than
+ * that delay, an event the handler threw on was now and then delivered twice (once by the
+ * delay, once by the ack wait), and at 1 s a loaded machine could stall past the ack wait.
  */
-const ACK_WAIT_MS = 3_000;
+const ACK_WAIT_MS = 6_000;
 
 let consumerSeq = 0;
 const newConsumer = (filterSubject = ALL_SUBJECTS): DurableConsumer => ({
