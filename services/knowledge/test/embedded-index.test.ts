@@ -274,6 +274,51 @@ describe('embedded index lexical candidates', () => {
     });
 });
 
+describe('embedded index dense candidates', () => {
+  // The entry shares no word with the query, only character n-grams ("spredsheet" /
+  // "spreadsheet"): only the dense pass can find it.
+  const misspelt = {
+    id: 'typo',
+    question: 'Spredsheet keeps crashing',
+    answer: 'Save more often.',
+    tags: [],
+  };
+  const fillers = Array.from({ length: 30 }, (_, i) => ({
+    id: `f${i}`,
+    question: `Why is the formula in cell ${i} wrong?`,
+    answer: `Check cell ${i}.`,
+    tags: [],
+  }));
+  const ids = (set: { size: number; idOf(k: number): string }) =>
+    Array.from({ length: set.size }, (_, k) => set.idOf(k));
+
+  it('when the words find fewer entries than asked for, then the dense pass adds the nearest ones; when they find enough, then the candidates are the words’ matches', async () => {
+    const dir = tempDir('kb-dense-');
+    try {
+      const { index, deps } = await open(dir.path);
+      await upsertEntries(deps, 'acme', [misspelt, ...fillers]);
+      const query = 'spreadsheet formula';
+      const terms = queryTerms(query);
+      const dense = await embeddings.embedQuery(query);
+      const lexicalOnly = ids(
+        await index.candidates({ orgId: 'acme', dense: null, terms, limit: 50 }),
+      );
+      assert.ok(!lexicalOnly.includes('typo'), 'no shared stemmed word');
+
+      // 50 asked for, the words find the 30 fillers: the dense pass fills up with the typo.
+      const few = ids(await index.candidates({ orgId: 'acme', dense, terms, limit: 50 }));
+      assert.ok(few.includes('typo'));
+      // 10 asked for and found by the words: no brute-force pass, the typo is not a candidate.
+      const enough = ids(await index.candidates({ orgId: 'acme', dense, terms, limit: 10 }));
+      assert.equal(enough.length, 10);
+      assert.ok(!enough.includes('typo'));
+      await index.close();
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
 describe('embedded index search results', () => {
   it('when an entry’s text imitates the journal’s field layout, then search returns its text exactly', async () => {
     const dir = tempDir('kb-text-');

@@ -7,9 +7,14 @@ import { TopK } from './top-k.js';
 
 /**
  * The hybrid candidates of one organization: the best BM25 matches over the inverted index
- * (only entries sharing a term with the query are touched), plus, when the organization is
- * small enough (live entries × dimensions within `exactDenseBudget`), the exact best dense
- * matches by brute force, so purely semantic matches are found too. Rescoring is the domain's.
+ * (only entries sharing a term with the query are touched), and every candidate's dense
+ * cosine. When the words alone find fewer than `query.limit` entries (rare or misspelt
+ * words) and the organization is small enough (live entries × dimensions within
+ * `exactDenseBudget`), the exact best dense matches are added by brute force, so purely
+ * semantic matches fill the list. When the words find enough, a dense-only entry would have
+ * to outrank all of them to matter: measured on StackFAQ (also with misspelt queries), the
+ * pass then changed no ranking and cost a fifth of the search's CPU (docs/performance.md).
+ * Rescoring is the domain's.
  */
 export function candidatesOf(
   org: OrgIndex | undefined,
@@ -27,7 +32,8 @@ export function candidatesOf(
   // the candidates instead of computing theirs again.
   let cosines: Float64Array | undefined;
   let semantic: number[] = [];
-  if (dense && org.live * org.dimensions <= exactDenseBudget) {
+  const fillUp = lexical.length < query.limit;
+  if (dense && fillUp && org.live * org.dimensions <= exactDenseBudget) {
     if (!org.dense.quantized) cosines = org.cosineScratch();
     semantic = denseTop(org, dense, query.limit, cosines);
   }
