@@ -54,6 +54,29 @@ describe('dense vectors', () => {
     assert.equal(compared, rows.length);
   });
 
+  test('when the candidates’ cosines are taken a column at a time, then each equals dot of its slot to the bit, float32 and int8', () => {
+    const rows = vectors(2 * CHUNK_ROWS + 37, 4);
+    const query = new Float32Array(DIMENSIONS);
+    const random = mulberry32(5);
+    for (let j = 0; j < 11; j++) query[(j * 5) % DIMENSIONS] = random() * 2 - 1;
+    const q = sparseQuery(query);
+    // Ascending slots from all three chunks, with gaps, the first and the last slot included.
+    const slots = Int32Array.from({ length: rows.length }, (_, slot) => slot).filter(
+      (slot) => slot === 0 || slot === rows.length - 1 || random() < 0.1,
+    );
+    for (const quantized of [false, true]) {
+      const store = new DenseVectors(DIMENSIONS);
+      store.ensureCapacity(rows.length);
+      rows.forEach((v, slot) => store.write(slot, v));
+      if (quantized) store.quantize(rows.length, new Uint8Array(rows.length).fill(1));
+      const sums = new Float64Array(slots.length);
+      store.dotSlots(slots, q, sums);
+      slots.forEach((slot, k) =>
+        assert.ok(Object.is(sums[k], store.dot(slot, q)), `slot ${slot}, int8 ${quantized}`),
+      );
+    }
+  });
+
   test('when an organization is quantized, then its float32 vectors are re-encoded as int8 and new ones follow', () => {
     const rows = vectors(CHUNK_ROWS + 5, 3);
     const store = new DenseVectors(DIMENSIONS);

@@ -48,8 +48,8 @@ export function candidatesOf(
   let candidateCosines: Float64Array | null = null;
   if (dense) {
     candidateCosines = new Float64Array(slots.length);
-    for (let k = 0; k < slots.length; k++)
-      candidateCosines[k] = cosines ? cosines[slots[k]!]! : org.dense.dot(slots[k]!, dense);
+    if (cosines) for (let k = 0; k < slots.length; k++) candidateCosines[k] = cosines[slots[k]!]!;
+    else org.dense.dotSlots(slots, dense, candidateCosines);
   }
   return new SlotCandidates(
     org,

@@ -191,6 +191,35 @@ export class DenseVectors {
   }
 
   /**
+   * `dot` of each of `slots` (ascending) into `into[k]`, the same values. Float32 chunks are
+   * read a column at a time across the slots of the chunk, so each of the query's dimensions
+   * is one forward sweep through its column instead of one jump per slot and dimension; the
+   * order in which a slot's sum adds its terms is `dot`'s.
+   */
+  dotSlots(slots: Int32Array, q: SparseQuery, into: Float64Array): void {
+    const { val, nnz, columns } = q;
+    let k = 0;
+    while (k < slots.length) {
+      const c = Math.floor(slots[k]! / CHUNK_ROWS);
+      const chunk = this.chunks[c];
+      let end = k + 1;
+      while (end < slots.length && Math.floor(slots[end]! / CHUNK_ROWS) === c) end++;
+      if (!(chunk instanceof Float32Array)) {
+        for (; k < end; k++) into[k] = this.dot(slots[k]!, q);
+        continue;
+      }
+      const base = c * CHUNK_ROWS;
+      into.fill(0, k, end);
+      for (let i = 0; i < nnz; i++) {
+        const v = val[i]!;
+        const col = columns[i]! - base;
+        for (let j = k; j < end; j++) into[j]! += v * chunk[col + slots[j]!]!;
+      }
+      k = end;
+    }
+  }
+
+  /**
    * `dot` of every slot of float32 chunk `c` (its first `rows` rows) into `into`, indexed by
    * row: the brute-force pass. The query's dimensions are taken eight at a time, each group
    * swept down its eight columns together, adding to each row's sum in the order `dot` adds
