@@ -236,6 +236,18 @@ describe('feature counts', () => {
     assert.equal(table.size, 1, 'clear empties the table');
     assert.equal(table.counts[0], 1);
   });
+
+  it('when a long text is followed by a short one, then the arrays grown for it are cut back', () => {
+    const table = new FeatureCounts((a, _, b) => a === b);
+    table.clear(100_000);
+    for (let i = 0; i < 100_000; i++) table.add(Math.imul(i, 0x9e3779b1), i, 0);
+    assert.equal(table.size, 100_000);
+    assert.ok(table.hashes.length >= 100_000);
+    table.clear(3);
+    assert.equal(table.hashes.length, 32_768, 'back to the retained size');
+    for (const k of [5, 6, 5]) table.add(k, k, 0);
+    assert.deepEqual([...table.counts.subarray(0, table.size)], [2, 1]);
+  });
 });
 
 describe('hash32 piece by piece', () => {

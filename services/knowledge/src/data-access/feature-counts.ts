@@ -9,6 +9,12 @@ import { finish32, fnv1aFrom, fnv1aUnit } from '../domain/hashing.js';
  * distinct Map keys do. One table serves text after text (embedding is synchronous): once it
  * has grown to the size of the texts seen, counting allocates nothing.
  */
+/**
+ * The most features a table keeps room for between texts (a text of 10,000 letters has at most
+ * 30,000 character n-grams): ≈ 0.75 MB of arrays. A longer text grows it for its own count.
+ */
+const RETAINED_FEATURES = 32_768;
+
 export class FeatureCounts {
   /** hash32 of feature k (as a signed integer), k in first-seen order. */
   hashes = new Int32Array(16);
@@ -34,22 +40,30 @@ export class FeatureCounts {
   /**
    * Empties the table for a text of at most `most` features. Only the slots that text can use
    * are cleared (at most half of them filled, so probes stay short): a short query after a
-   * long entry clears a few hundred, not the whole table.
+   * long entry clears a few hundred, not the whole table. Arrays grown past RETAINED_FEATURES
+   * for a long text are cut back to that size at the next text.
    */
   clear(most: number): void {
     let capacity = 32;
     while (capacity < 2 * most) capacity *= 2;
-    if (capacity > this.slots.length) this.slots = new Int32Array(capacity);
+    const slots = this.slots.length;
+    if (capacity > slots) this.slots = new Int32Array(capacity);
+    else if (slots > Math.max(capacity, 2 * RETAINED_FEATURES))
+      this.slots = new Int32Array(Math.max(capacity, 2 * RETAINED_FEATURES));
     else this.slots.fill(0, 0, capacity);
     this.mask = capacity - 1;
-    if (most > this.hashes.length) {
-      const length = Math.max(most, 2 * this.hashes.length);
-      this.hashes = new Int32Array(length);
-      this.counts = new Int32Array(length);
-      this.at = new Int32Array(length);
-      this.span = new Int32Array(length);
-    }
+    const length = this.hashes.length;
+    if (most > length) this.resize(Math.max(most, Math.min(2 * length, RETAINED_FEATURES)));
+    else if (length > Math.max(most, RETAINED_FEATURES))
+      this.resize(Math.max(most, RETAINED_FEATURES));
     this.size = 0;
+  }
+
+  private resize(length: number): void {
+    this.hashes = new Int32Array(length);
+    this.counts = new Int32Array(length);
+    this.at = new Int32Array(length);
+    this.span = new Int32Array(length);
   }
 
   /** Counts one occurrence of the feature with `hash` found at (`at`, `span`). */
