@@ -1,7 +1,7 @@
-import { hash32 } from '../domain/hashing.js';
 import type { EmbeddingProvider, EntryText, Fingerprint } from '../domain/ports.js';
 import { questionText } from '../domain/scoring.js';
 import { isStopword, stem, words } from '../domain/tokenizer.js';
+import { type FeatureCounts, TextFeatures } from './feature-counts.js';
 
 /**
  * Built-in embeddings that need no model: the feature-hashing trick
@@ -17,19 +17,19 @@ export const HASHED_MODEL = 'hashed-v1';
 export const HASHED_DEFAULT_DIMENSIONS = 512;
 
 /** The feature families of a text's vector: each hashed with its own seed, mixed by weight. */
-const FAMILY = {
+export const FAMILY = {
   unigram: { seed: 0x9e3779b1, weight: 1 },
   bigram: { seed: 0x85ebca77, weight: 0.5 },
   chargram: { seed: 0xc2b2ae3d, weight: 0.5 },
 };
-/** Character n-grams from 3 to 5 characters long. */
-const CHARGRAM_LENGTHS = [3, 4, 5];
 /** An entry's vector leans towards its question, which says what the entry is about. */
 const QUESTION_SHARE = 0.6;
 
 export class HashedEmbeddings implements EmbeddingProvider {
   readonly fingerprint: Fingerprint;
   private part: Float32Array | undefined;
+  /** The feature tables, reused by every text this instance embeds. */
+  private features: TextFeatures | undefined;
   /** Signed hashing keeps unrelated texts near 0; a text with itself is 1. */
   readonly cosineRange = { unrelated: 0, identical: 1 };
 
@@ -67,51 +67,33 @@ export class HashedEmbeddings implements EmbeddingProvider {
     const all = words(text);
     const content = all.filter((w) => !isStopword(w));
     const stems = content.map(stem);
-
-    const unigrams = new Map<string, number>();
-    for (const s of stems) bump(unigrams, s);
-    const bigrams = new Map<string, number>();
-    for (let i = 0; i + 1 < stems.length; i++) bump(bigrams, `${stems[i]} ${stems[i + 1]}`);
-    const chargrams = new Map<string, number>();
-    for (const w of content) {
-      const padded = `<${w}>`;
-      for (const n of CHARGRAM_LENGTHS) {
-        for (let i = 0; i + n <= padded.length; i++) bump(chargrams, padded.slice(i, i + n));
-      }
-    }
-
+    const features = (this.features ??= new TextFeatures());
     const v = new Float32Array(this.dimensions);
-    this.addFamily(v, unigrams, FAMILY.unigram);
-    this.addFamily(v, bigrams, FAMILY.bigram);
-    this.addFamily(v, chargrams, FAMILY.chargram);
+    // Each family is counted, then added, before the next reuses the scratch.
+    this.addFamily(v, features.unigrams(stems, FAMILY.unigram.seed), FAMILY.unigram.weight);
+    this.addFamily(v, features.bigrams(stems, FAMILY.bigram.seed), FAMILY.bigram.weight);
+    this.addFamily(v, features.chargrams(content, FAMILY.chargram.seed), FAMILY.chargram.weight);
     return normalize(v);
   }
 
-  private addFamily(
-    target: Float32Array,
-    features: Map<string, number>,
-    { seed, weight }: { seed: number; weight: number },
-  ): void {
-    if (features.size === 0) return;
+  /** Adds a family's features, in first-seen order, L2-normalised and weighted. */
+  private addFamily(target: Float32Array, features: FeatureCounts, weight: number): void {
+    const { hashes, counts, size } = features;
+    if (size === 0) return;
     // One scratch row per instance (embedding is synchronous), cleared for each family.
     const part = (this.part ??= new Float32Array(this.dimensions)).fill(0);
     const dimensions = this.dimensions;
-    // forEach: a for…of over the entries would allocate a [key, value] pair per feature.
-    features.forEach((tf, feature) => {
-      const h = hash32(feature, seed);
-      const sign = h & 0x80000000 ? -1 : 1;
-      part[h % dimensions]! += sign * (1 + Math.log(tf));
-    });
+    for (let k = 0; k < size; k++) {
+      const h = hashes[k]!;
+      const sign = h < 0 ? -1 : 1;
+      part[(h >>> 0) % dimensions]! += sign * (1 + Math.log(counts[k]!));
+    }
     let norm = 0;
     for (let i = 0; i < part.length; i++) norm += part[i]! * part[i]!;
     if (norm === 0) return;
     const scale = weight / Math.sqrt(norm);
     for (let i = 0; i < part.length; i++) target[i]! += part[i]! * scale;
   }
-}
-
-function bump(map: Map<string, number>, key: string): void {
-  map.set(key, (map.get(key) ?? 0) + 1);
 }
 
 /** Scales to unit length in place; the zero vector stays zero. */
