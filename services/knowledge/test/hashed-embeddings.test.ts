@@ -4,11 +4,11 @@
 // component to the bit, on many kinds of text, including features whose hashes collide.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { mulberry32 } from '@support-agent/shared';
+import { fnv1aFrom, fnv1aUnit, mulberry32 } from '@support-agent/shared';
 import { entry, queryFor } from '../../../bench/synthetic-kb.js';
 import { FeatureCounts } from '../src/data-access/feature-counts.js';
 import { FAMILY, HashedEmbeddings, normalize } from '../src/data-access/hashed-embeddings.js';
-import { finish32, fnv1aFrom, fnv1aUnit, hash32 } from '../src/domain/hashing.js';
+import { finish32, hash32 } from '../src/domain/hashing.js';
 import { questionText } from '../src/domain/scoring.js';
 import { isStopword, stem, words } from '../src/domain/tokenizer.js';
 

@@ -1,4 +1,5 @@
-import { finish32, fnv1aFrom, fnv1aUnit } from '../domain/hashing.js';
+import { fnv1aFrom, fnv1aUnit } from '@support-agent/shared';
+import { finish32 } from '../domain/hashing.js';
 
 /**
  * How many times each feature of one family occurs in a text, in the order the features are

@@ -7,24 +7,9 @@ export function hash32(text: string, seed?: number): number {
 }
 
 /*
- * hash32 piece by piece, for text that is never made into a string (a feature of the built-in
- * embeddings: a range of a word, two stems joined by a space): FNV-1a's state, started at the
- * seed, is carried through the pieces' code units, then finished. `finish32(state) >>> 0` is
- * hash32 of the pieces' concatenation, to the bit. States are signed 32-bit integers (what
- * Math.imul and ^ give), so they stay small integers in V8.
+ * hash32 piece by piece (fnv1aFrom / fnv1aUnit of packages/shared carry FNV-1a's state through
+ * the pieces): `finish32(state) >>> 0` is hash32 of the pieces' concatenation, to the bit.
  */
-
-/** FNV-1a's state after `text`'s code units from `start` to `end` (exclusive). */
-export function fnv1aFrom(state: number, text: string, start = 0, end = text.length): number {
-  let h = state | 0;
-  for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h;
-}
-
-/** FNV-1a's state after one more code unit. */
-export function fnv1aUnit(state: number, code: number): number {
-  return Math.imul(state ^ code, 0x01000193);
-}
 
 /** murmur3's finaliser of a state, as a signed 32-bit integer (`>>> 0` makes it hash32's). */
 export function finish32(state: number): number {
