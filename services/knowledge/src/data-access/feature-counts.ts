@@ -2,6 +2,12 @@ import { fnv1aFrom, fnv1aUnit } from '@support-agent/shared';
 import { finish32 } from '../domain/hashing.js';
 
 /**
+ * The most features a table keeps room for between texts (a text of 10,000 letters has at most
+ * 30,000 character n-grams): ≈ 0.75 MB of arrays. A longer text grows it for its own count.
+ */
+const RETAINED_FEATURES = 32_768;
+
+/**
  * How many times each feature of one family occurs in a text, in the order the features are
  * first seen: what a `Map<string, number>` keyed by the feature's text holds, without making
  * the text. The caller hashes a feature from the characters where it lies and says where that
@@ -10,12 +16,6 @@ import { finish32 } from '../domain/hashing.js';
  * distinct Map keys do. One table serves text after text (embedding is synchronous): once it
  * has grown to the size of the texts seen, counting allocates nothing.
  */
-/**
- * The most features a table keeps room for between texts (a text of 10,000 letters has at most
- * 30,000 character n-grams): ≈ 0.75 MB of arrays. A longer text grows it for its own count.
- */
-const RETAINED_FEATURES = 32_768;
-
 export class FeatureCounts {
   /** hash32 of feature k (as a signed integer), k in first-seen order. */
   hashes = new Int32Array(16);
