@@ -61,7 +61,7 @@ export const { schema: configSchema, load: loadKnowledgeConfig } = serviceConfig
     // V8's default keeps RSS near live data, at a small GC cost (docs/performance.md).
     V8_FLAGS: v8FlagsEnv(DEFAULT_V8_FLAGS, "keeps RSS near the embedded index's live data"),
     // A bulk import makes V8 grow the young generation to its limit (2 × 16 MB, resident from
-    // then on). Searches allocate ≈ 70 KB each and scavenges cost by what survives: with 4 MB
+    // then on). Searches allocate ≈ 55–70 KB each and scavenges cost by what survives: with 4 MB
     // semi-spaces knowledge spent no more CPU per search at 1k entries and less at 20k, and the
     // 100k import's peak RSS fell by ≈ 24 MB (docs/performance.md).
     V8_SEMI_SPACE_MAX_MB: semiSpaceMaxEnv(4, "keeps a bulk import's young generation at 2 × 4 MB"),
