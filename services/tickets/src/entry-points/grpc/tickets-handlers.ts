@@ -125,13 +125,25 @@ export function createTicketsHandlers(
     >(logger, 'ApplyTriageBatch', async (req) => {
       if (req.results.length < 1 || req.results.length > APPLY_TRIAGE_BATCH_MAX)
         throw invalidRequest(`results must hold 1 to ${APPLY_TRIAGE_BATCH_MAX}`, 'results');
-      // Started together, the updates share tickets' transactions (batched-updates.ts).
-      const settled = await settleEach(req.results, { logger, method: 'ApplyTriageBatch' }, (r) =>
-        applyOne(
-          r,
-          logger.child({ eventId: r.eventId, orgId: r.orgId, method: 'ApplyTriageBatch' }),
-        ),
-      );
+      // Started together, the updates share tickets' transactions (batched-updates.ts). A repeat
+      // of an event id earlier in the batch starts once that one has settled, so the first is
+      // the one applied, as in a sequence of ApplyTriage calls (started together, either could
+      // reach a transaction first).
+      const before = new Map<string, Promise<unknown>>();
+      const settled = await settleEach(req.results, { logger, method: 'ApplyTriageBatch' }, (r) => {
+        const apply = () =>
+          applyOne(
+            r,
+            logger.child({ eventId: r.eventId, orgId: r.orgId, method: 'ApplyTriageBatch' }),
+          );
+        const earlier = before.get(r.eventId);
+        const applied = earlier ? earlier.then(apply, apply) : apply();
+        before.set(
+          r.eventId,
+          applied.catch(() => undefined),
+        );
+        return applied;
+      });
       return {
         results: settled.map((s) =>
           'error' in s
