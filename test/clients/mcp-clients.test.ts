@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { freePort } from '../support/backends.js';
 import { MCP_TOOLS } from '../support/mcp.js';
 import {
   run,
@@ -156,10 +157,13 @@ test('when the key is wrong and OAuth is off (--stored-auth-only), then the Insp
 test('when the key is wrong and the Inspector tries its OAuth login, then it stops at registration with the fix in the message, at any address', async () => {
   const port = new URL(cs.url).port;
   for (const host of ['127.0.0.1', 'localhost']) {
+    // A port nothing listens on now (a fixed offset from the gateway's was once taken by
+    // another suite's socket: EADDRINUSE instead of the registration error).
+    const callback = `http://127.0.0.1:${await freePort()}/cb`;
     const res = await inspector(
       `http://${host}:${port}/api/mcp`,
       WRONG_KEY,
-      ['--method', 'tools/list', '--callback-url', `http://127.0.0.1:${Number(port) + 7}/cb`],
+      ['--method', 'tools/list', '--callback-url', callback],
       { MCP_AUTO_OPEN_ENABLED: 'true' },
     );
     assert.equal(res.code, 1, res.output);
