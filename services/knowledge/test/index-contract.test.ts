@@ -10,6 +10,7 @@ import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
 import { createQdrantClient, QdrantCatalog, QdrantIndex } from '../src/data-access/qdrant-index.js';
 import { collectionName } from '../src/domain/fingerprint.js';
 import { profileFromText } from '../src/domain/entry-profile.js';
+import { termsOf } from '../src/domain/question-vocabulary.js';
 import { pointIdOf } from '../src/domain/hashing.js';
 import type { EmbeddingProvider, IndexCatalog, KnowledgeIndex } from '../src/domain/ports.js';
 import { reindex } from '../src/domain/reindex.js';
@@ -382,7 +383,7 @@ for (const harness of [embeddedHarness, qdrantHarness]) {
         assert.ok(stored, `${c.entry.id} comes with its profile`);
         const derived = profileFromText(c.entry);
         assert.equal(stored.questionKey, derived.questionKey);
-        assert.deepEqual([...stored.questionTerms], [...derived.questionTerms]);
+        assert.deepEqual(termsOf(stored.questionTerms), termsOf(derived.questionTerms));
         assert.equal(stored.questionGramNorm2, derived.questionGramNorm2);
         for (const t of terms) assert.equal(stored.inAnswer(t), derived.inAnswer(t), t.term);
         const [vector] = await embeddings.embedDocuments([c.entry]);

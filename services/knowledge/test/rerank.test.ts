@@ -10,6 +10,7 @@ import { bestOf, competitionRanks } from '../src/domain/first-stage.js';
 import { calibrated, checkRerankModel, competitorGaps, GAP_CAP } from '../src/domain/rerank.js';
 import { RERANK_MODEL } from '../src/domain/rerank-model.js';
 import { gramCounts, QueryWords } from '../src/domain/question-match.js';
+import { QuestionVocabulary, questionTermsIn, termsOf } from '../src/domain/question-vocabulary.js';
 import { isStopword, words as tokenWords } from '../src/domain/tokenizer.js';
 import { fitListwise } from '../src/eval/listwise-fit.js';
 import { fitLogistic, groupFolds } from '../src/eval/logistic-fit.js';
@@ -83,19 +84,29 @@ describe('reranking', () => {
       [],
       ['csv', 'csv', 'ccc', 'cccc'],
     ];
+    // Questions from two vocabularies, each compared twice (the second time from the query's
+    // memo), and a second query comparing in between with the same vocabularies (its lookups
+    // overwrite the first one's scratch).
+    const vocabularies = [new QuestionVocabulary(), new QuestionVocabulary()];
     const words = new QueryWords(query);
-    for (const q of questions) {
-      const expected = cosine(grams(query), grams(q));
-      const held = new Uint8Array(query.length);
-      const got = words.charsCosine(words.compare(q, held), gramCounts(q).norm2);
-      assert.ok(Math.abs(got - expected) < 1e-15, `${q.join(' ')}: ${got} vs ${expected}`);
-      assert.deepEqual(
-        Array.from(held),
-        query.map((t) => (q.includes(t) ? 1 : 0)),
-        `${q.join(' ')}: query terms held`,
-      );
-      assert.equal(words.shared, q.filter((t) => query.includes(t)).length);
-    }
+    const other = new QueryWords(['file', 'csv']);
+    for (const round of [0, 1])
+      questions.forEach((q, i) => {
+        const question = questionTermsIn(vocabularies[(i + round) % 2]!, q);
+        assert.deepEqual(termsOf(question), q);
+        const expected = cosine(grams(query), grams(q));
+        const held = new Uint8Array(query.length);
+        const got = words.charsCosine(words.compare(question, held), gramCounts(q).norm2);
+        assert.ok(Math.abs(got - expected) < 1e-15, `${q.join(' ')}: ${got} vs ${expected}`);
+        assert.deepEqual(
+          Array.from(held),
+          query.map((t) => (q.includes(t) ? 1 : 0)),
+          `${q.join(' ')}: query terms held`,
+        );
+        assert.equal(words.shared, q.filter((t) => query.includes(t)).length);
+        other.compare(question, new Uint8Array(2));
+        assert.equal(other.shared, q.filter((t) => t === 'file' || t === 'csv').length);
+      });
   });
 
   test('when answers share a question, then they do not compete with each other', () => {

@@ -1,8 +1,9 @@
 import type { Schemas } from '@qdrant/js-client-rest';
-import { entryTextFacts, questionKey } from '../domain/entry-profile.js';
+import { entryTextFacts, questionKey, sharedQuestionVocabulary } from '../domain/entry-profile.js';
 import type { CandidateWithVector } from '../domain/candidate-set.js';
 import type { EntryProfile, IndexedEntry, StoredEntry } from '../domain/ports.js';
 import { gramCounts } from '../domain/question-match.js';
+import { questionTermsIn } from '../domain/question-vocabulary.js';
 
 /** The Qdrant adapter's points: named vectors, payload, and what a search reads back. */
 
@@ -110,7 +111,7 @@ function storedProfile(entry: StoredEntry, payload: Partial<Payload>): EntryProf
   const inAnswer = new Set(answer);
   return {
     questionKey: questionKey(entry.question),
-    questionTerms: question,
+    questionTerms: questionTermsIn(sharedQuestionVocabulary(), question),
     questionGramNorm2: gramCounts(question).norm2,
     inAnswer: (t) => inAnswer.has(t.term),
   };

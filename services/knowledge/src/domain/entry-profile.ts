@@ -1,6 +1,7 @@
 import { hash32, termId } from './hashing.js';
 import type { EntryProfile, EntryText } from './ports.js';
 import { gramCounts } from './question-match.js';
+import { QuestionVocabulary, questionTermsIn } from './question-vocabulary.js';
 import { questionText } from './scoring.js';
 import { terms } from './tokenizer.js';
 
@@ -42,12 +43,27 @@ export function entryTextFacts(entry: EntryText): EntryTextFacts {
   };
 }
 
+/** Terms beyond which the vocabulary of profiles derived from text starts afresh. */
+const SHARED_VOCABULARY_CAP = 200_000;
+let shared = new QuestionVocabulary();
+
+/**
+ * The vocabulary of question terms of profiles derived from text (indexes that keep none of
+ * their own): one per process, so a query's lookups carry over from one candidate to the
+ * next. Past the cap a new one starts; profiles made before keep the old one, whose ids stay
+ * valid for them.
+ */
+export function sharedQuestionVocabulary(): QuestionVocabulary {
+  if (shared.size >= SHARED_VOCABULARY_CAP) shared = new QuestionVocabulary();
+  return shared;
+}
+
 /** The profile of an entry from its text (for indexes that keep none). */
 export function profileFromText(entry: EntryText): EntryProfile {
   const facts = entryTextFacts(entry);
   return {
     questionKey: facts.questionKey,
-    questionTerms: facts.questionTerms,
+    questionTerms: questionTermsIn(sharedQuestionVocabulary(), facts.questionTerms),
     questionGramNorm2: facts.questionGramNorm2,
     inAnswer: (t) => facts.answerTerms.has(t.term),
   };

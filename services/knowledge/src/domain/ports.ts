@@ -3,6 +3,7 @@
  * index. Each has a real adapter (OpenAI-compatible API, Qdrant) and a built-in
  * one (hashed embeddings, embedded index) with the same behaviour.
  */
+import type { QuestionTerms } from './question-vocabulary.js';
 
 /** What makes two vectors comparable: never mix vectors with different fingerprints. */
 export interface Fingerprint {
@@ -94,7 +95,7 @@ export interface EntryProfile {
   /** Identifies the entry's question: answers to one question share it. */
   questionKey: number;
   /** Distinct terms of the question text (question and tags), in order of first occurrence. */
-  questionTerms: readonly string[];
+  questionTerms: QuestionTerms;
   /** Σ count² of the character trigrams of the question's terms. */
   questionGramNorm2: number;
   /** True when the entry's answer holds the term (one of the query's terms). */

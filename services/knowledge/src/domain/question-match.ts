@@ -1,3 +1,4 @@
+import type { QuestionTerms, QuestionVocabulary } from './question-vocabulary.js';
 import { words, isStopword } from './tokenizer.js';
 
 /**
@@ -31,8 +32,8 @@ function gramBucket(code: number): number {
 }
 
 /**
- * Bounded memo of termGrams: a KB's question vocabulary is small, and every query
- * compares its trigrams with those of the 20 questions it reranks.
+ * Bounded memo of termGrams: every query derives the trigrams of its own terms, and every
+ * entry written those of its question's (a KB's question vocabulary is small).
  */
 const GRAM_CACHE_SIZE = 50_000;
 const gramCache = new Map<string, readonly number[]>();
@@ -71,10 +72,14 @@ export function gramCounts(terms: readonly string[]): GramCounts {
   return { counts, norm2 };
 }
 
+/** Stamps of QueryWords: unique per query (a double counts to 2^53 without repeating). */
+let lastStamp = 0;
+
 /**
  * One query's side of the question features, for the questions it reranks. Reranked
- * questions share words, so each question word is looked up once per query: its trigram
- * matches with the query's trigrams, and its position among the query's terms.
+ * questions share words, so each question term is looked up once per query (by its id in the
+ * question's vocabulary): its trigram matches with the query's trigrams, and its position
+ * among the query's terms.
  */
 export class QueryWords {
   readonly grams: GramCounts;
@@ -84,15 +89,18 @@ export class QueryWords {
    * array read instead of a Map lookup. A set bit still asks the Map.
    */
   private readonly present = new Int32Array(32);
-  private readonly positions = new Map<string, number>();
-  /** Per question word seen: matches · 128 + 1 + its position in the query (0: not in it). */
-  private readonly seen = new Map<string, number>();
+  private readonly terms: readonly string[];
+  private readonly stamp = ++lastStamp;
+  /** The vocabulary the query's terms were last looked up in, and their ids there (-1: absent). */
+  private mapped: QuestionVocabulary | undefined;
+  private readonly termIds: Int32Array;
   /** Of the question last compared: how many of its terms the query holds. */
   shared = 0;
 
   /** `terms`: the query's distinct terms (at most 127). */
   constructor(terms: readonly string[]) {
-    terms.forEach((t, i) => this.positions.set(t, i));
+    this.terms = terms;
+    this.termIds = new Int32Array(terms.length);
     this.grams = gramCounts(terms);
     for (const g of this.grams.counts.keys()) {
       const b = gramBucket(g);
@@ -106,19 +114,32 @@ export class QueryWords {
    * with the query (Σ over its terms of each term's matches: the dot product of the trigram
    * counts).
    */
-  compare(questionTerms: readonly string[], held: Uint8Array): number {
+  compare(question: QuestionTerms, held: Uint8Array): number {
+    const vocabulary = question.vocabulary;
+    if (vocabulary !== this.mapped) {
+      for (let j = 0; j < this.terms.length; j++) this.termIds[j] = vocabulary.find(this.terms[j]!);
+      this.mapped = vocabulary;
+    }
+    const { stamps, found, gramCodes } = vocabulary;
+    const ids = question.ids;
     let dot = 0;
     let shared = 0;
-    for (const t of questionTerms) {
-      let packed = this.seen.get(t);
-      if (packed === undefined) {
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      let packed: number;
+      if (stamps[id] === this.stamp) packed = found[id]!;
+      else {
+        // Matches · 128 + 1 + the term's position in the query (0: not in it).
         let m = 0;
-        for (const g of termGrams(t)) {
-          const b = gramBucket(g);
-          if ((this.present[b >>> 5]! & (1 << (b & 31))) !== 0) m += this.grams.counts.get(g) ?? 0;
+        for (let g = vocabulary.gramsStart(id), end = vocabulary.gramsEnd(id); g < end; g++) {
+          const code = gramCodes[g]!;
+          const b = gramBucket(code);
+          if ((this.present[b >>> 5]! & (1 << (b & 31))) !== 0)
+            m += this.grams.counts.get(code) ?? 0;
         }
-        packed = m * 128 + 1 + (this.positions.get(t) ?? -1);
-        this.seen.set(t, packed);
+        packed = m * 128 + 1 + this.termIds.indexOf(id);
+        stamps[id] = this.stamp;
+        found[id] = packed;
       }
       const position = (packed % 128) - 1;
       if (position >= 0) {

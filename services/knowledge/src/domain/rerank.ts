@@ -130,7 +130,8 @@ export function featureRows(
         lexical: lexical[i]!,
         dense: dense ? dense[i]! : 0,
         queryCoverage: totalWeight > 0 ? inQuestion / totalWeight : 0,
-        questionCoverage: questionTerms.length > 0 ? words.shared / questionTerms.length : 0,
+        questionCoverage:
+          questionTerms.ids.length > 0 ? words.shared / questionTerms.ids.length : 0,
         questionChars: words.charsCosine(gramDot, profile.questionGramNorm2),
         answerCoverage: totalWeight > 0 ? inAnswer / totalWeight : 0,
         sameQuestionLexical: bestLexical.get(profile.questionKey)!,

@@ -1,10 +1,11 @@
 import type { EntryTextFacts } from '../../domain/entry-profile.js';
+import { QuestionVocabulary, type QuestionTerms } from '../../domain/question-vocabulary.js';
 
 /**
  * What the reranker reads of each slot's question (entry-profile.ts), kept in typed arrays so
  * a query neither reads question text back from the journal nor tokenises it: the question's
  * key, the squared norm of its trigram counts, and its distinct terms, as ids into the
- * organization's question vocabulary (one string per distinct term, shared by all slots).
+ * organization's question vocabulary (each distinct term once, with its trigrams).
  */
 export class QuestionFacts {
   keys = new Float64Array(0);
@@ -14,8 +15,7 @@ export class QuestionFacts {
   counts = new Uint16Array(0);
   pool = new Uint32Array(1024);
   poolLength = 0;
-  readonly vocabulary: string[] = [];
-  private readonly idOf = new Map<string, number>();
+  readonly vocabulary = new QuestionVocabulary();
 
   ensureCapacity(capacity: number): void {
     if (capacity <= this.keys.length) return;
@@ -37,23 +37,17 @@ export class QuestionFacts {
       );
     this.starts[slot] = this.poolLength;
     this.counts[slot] = n;
-    for (const term of facts.questionTerms) {
-      let id = this.idOf.get(term);
-      if (id === undefined) {
-        id = this.vocabulary.length;
-        this.vocabulary.push(term);
-        this.idOf.set(term, id);
-      }
-      this.pool[this.poolLength++] = id;
-    }
+    for (const term of facts.questionTerms)
+      this.pool[this.poolLength++] = this.vocabulary.idFor(term);
   }
 
-  /** The slot's distinct question terms, in order. */
-  termsOf(slot: number): string[] {
-    const out: string[] = [];
+  /** The slot's distinct question terms, in order (a view of the pool: slots are written once). */
+  termsOf(slot: number): QuestionTerms {
     const start = this.starts[slot]!;
-    for (let i = 0; i < this.counts[slot]!; i++) out.push(this.vocabulary[this.pool[start + i]!]!);
-    return out;
+    return {
+      vocabulary: this.vocabulary,
+      ids: this.pool.subarray(start, start + this.counts[slot]!),
+    };
   }
 }
 
