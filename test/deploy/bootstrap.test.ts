@@ -5,23 +5,15 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT } from '../../scripts/validate-deploy.js';
+import { freePort } from '../support/backends.js';
 
 const SCRIPT = path.join(ROOT, 'deploy/bootstrap/bootstrap.mjs');
 const GATEWAY_MAIN = path.join(ROOT, 'services/gateway/dist/main.js');
 const ADMIN_TOKEN = 'bootstrap-test-admin-token';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 interface Run {
   code: number | null;

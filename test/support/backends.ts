@@ -208,19 +208,36 @@ export async function freePort(): Promise<number> {
   return port!;
 }
 
+/**
+ * Ports are drawn at random below Linux's ephemeral range (32768–60999 by default), not asked
+ * of the kernel (`listen(0)`): a port the kernel hands out is one it also hands out as the local
+ * port of outgoing connections, and the suites open thousands of them (to MariaDB, Redis, NATS
+ * and each other), so a port picked that way and bound a moment later was now and then taken
+ * (EADDRINUSE in CI). Drawn at random from 12,768 ports, two suites running at once rarely pick
+ * the same one in the moment between the check and the bind.
+ */
+const PORT_RANGE = { first: 20_000, last: 32_767 };
+
 /** Several distinct free ports: all listeners stay open until every port is picked. */
 async function freePorts(count: number): Promise<number[]> {
   const servers: net.Server[] = [];
+  const ports: number[] = [];
   try {
-    for (let i = 0; i < count; i++) {
+    for (let tries = 0; ports.length < count; tries++) {
+      if (tries >= 200) throw new Error(`no free port in ${PORT_RANGE.first}–${PORT_RANGE.last}`);
+      const port =
+        PORT_RANGE.first + Math.floor(Math.random() * (PORT_RANGE.last - PORT_RANGE.first + 1));
+      if (ports.includes(port)) continue;
       const server = net.createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
+      const bound = await new Promise<boolean>((resolve) => {
+        server.once('error', () => resolve(false));
+        server.listen(port, '127.0.0.1', () => resolve(true));
       });
+      if (!bound) continue;
+      servers.push(server);
+      ports.push(port);
     }
-    return servers.map((s) => (s.address() as net.AddressInfo).port);
+    return ports;
   } finally {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }
