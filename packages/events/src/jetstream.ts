@@ -8,6 +8,7 @@ import { STREAM_NAME, streamConfig, streamUpdate } from './contract.js';
 const JS_STREAM_NOT_FOUND = 10059;
 const JS_CONSUMER_NOT_FOUND = 10014;
 const JS_STREAM_NAME_IN_USE = 10058;
+const JS_SUBJECTS_OVERLAP = 10065;
 
 /** Connects to `url` (a comma-separated server list) with the services' shared client options. */
 export function connectNats(
@@ -81,6 +82,20 @@ export async function ensureTicketsStream(
     await jsm.streams.add(streamConfig(options.replicas));
     options.logger?.info({ stream: STREAM_NAME }, 'stream created');
   } catch (err) {
-    if (!isAlreadyCreated(err)) throw err;
+    if (isAlreadyCreated(err)) return;
+    // While another process's add of the same stream is under way, the server answers a second
+    // add that the subjects overlap an existing stream: fine if that stream is now ours.
+    if (apiErrorCode(err) === JS_SUBJECTS_OVERLAP && (await streamExists(jsm))) return;
+    throw err;
+  }
+}
+
+async function streamExists(jsm: JetStreamManager): Promise<boolean> {
+  try {
+    await jsm.streams.info(STREAM_NAME);
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
   }
 }
