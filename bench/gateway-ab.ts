@@ -4,8 +4,9 @@
 // MariaDB, Redis, tickets and knowledge, loaded AT THE SAME TIME with KB search (autocannon,
 // half the connections each). On a shared machine whose load changes from minute to minute,
 // CPU per request of two processes measured over the same seconds compares far better than
-// runs taken one after the other. Also counts each gateway's garbage collections per request
-// (lib/gc-stats-preload.mjs) and checks that both answer a search with the same bytes.
+// runs taken one after the other. Also counts each gateway's garbage collections and the bytes
+// it allocated per request (lib/gc-stats-preload.mjs; start-up included, the same for both),
+// and checks that both answer a search with the same bytes.
 //   npx tsx bench/gateway-ab.ts <other gateway dir> [seconds=8] [rounds=6]
 //   KB_ENTRIES (1000; 5 makes knowledge cheap, so the gateways set the pace), CONNECTIONS (32)
 import autocannon from 'autocannon';
@@ -98,10 +99,16 @@ try {
     const log = readFileSync(join(dir, 'logs', file), 'utf8');
     const stats = /GCSTATS (.*)/.exec(log);
     if (!stats) continue;
-    const { minor, major } = JSON.parse(stats[1]!) as { minor: number[]; major: number[] };
+    const { minor, major, allocatedMb } = JSON.parse(stats[1]!) as {
+      minor: number[];
+      major: number[];
+      allocatedMb: number;
+    };
     const requests = (log.match(/"request completed"/g) ?? []).length;
+    const perThousand = (x: number) => ((1000 * x) / requests).toFixed(1);
+    const minorMs = minor.reduce((sum, ms) => sum + ms, 0);
     console.log(
-      `${name}: ${requests} requests; ${minor.length} young-generation collections (${((1000 * minor.length) / requests).toFixed(1)} per 1,000 requests), ${major.length} full ones`,
+      `${name}: ${requests} requests; ${minor.length} young-generation collections (${perThousand(minor.length)} per 1,000 requests, pausing it ${perThousand(minorMs)} ms), ${major.length} full ones; ${((1e3 * allocatedMb) / requests).toFixed(1)} KB allocated per request`,
     );
   }
   rmSync(dir, { recursive: true, force: true });
