@@ -107,6 +107,14 @@ describe('reranking', () => {
         other.compare(question, new Uint8Array(2));
         assert.equal(other.shared, q.filter((t) => t === 'file' || t === 'csv').length);
       });
+    // A query term that enters the vocabulary after the query first compared with it.
+    const late = new QuestionVocabulary();
+    const query2 = new QueryWords(['invoice', 'later']);
+    query2.compare(questionTermsIn(late, ['invoice']), new Uint8Array(2));
+    const held = new Uint8Array(2);
+    query2.compare(questionTermsIn(late, ['later', 'invoice']), held);
+    assert.deepEqual(Array.from(held), [1, 1]);
+    assert.equal(query2.shared, 2);
   });
 
   test('when answers share a question, then they do not compete with each other', () => {

@@ -91,8 +91,12 @@ export class QueryWords {
   private readonly present = new Int32Array(32);
   private readonly terms: readonly string[];
   private readonly stamp = ++lastStamp;
-  /** The vocabulary the query's terms were last looked up in, and their ids there (-1: absent). */
+  /**
+   * The vocabulary the query's terms were last looked up in, its size then (a term added since
+   * may be one of them), and their ids there (-1: absent).
+   */
   private mapped: QuestionVocabulary | undefined;
+  private mappedSize = 0;
   private readonly termIds: Int32Array;
   /** Of the question last compared: how many of its terms the query holds. */
   shared = 0;
@@ -116,9 +120,10 @@ export class QueryWords {
    */
   compare(question: QuestionTerms, held: Uint8Array): number {
     const vocabulary = question.vocabulary;
-    if (vocabulary !== this.mapped) {
+    if (vocabulary !== this.mapped || vocabulary.size !== this.mappedSize) {
       for (let j = 0; j < this.terms.length; j++) this.termIds[j] = vocabulary.find(this.terms[j]!);
       this.mapped = vocabulary;
+      this.mappedSize = vocabulary.size;
     }
     const { stamps, found, gramCodes } = vocabulary;
     const ids = question.ids;
