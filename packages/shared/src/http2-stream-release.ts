@@ -11,7 +11,7 @@
  * grpc-js's listeners on the stream are the way from the stream to the call; with them gone the
  * stream carries only its own state. Measured on the gateway at 300 req/s (bench/tail-path.ts,
  * docs/performance.md "What a finished request leaves behind"): promoted per request
- * 11.7–11.9 → 7.2–8.2 KB (search) and 15.9–16.0 → 7.1–8.0 KB (list).
+ * 12.0–12.8 → 7.1–7.4 KB (search) and 16.2–16.4 → 7.0–7.5 KB (list), time paused in GC halved.
  *
  * grpc-js opens its sessions with `http2.connect` of the shared `node:http2` module, so the
  * wrapper installed here covers every channel of the process. `close` is a stream's last event;
