@@ -127,7 +127,7 @@ function report(): void {
     ids3,
     idle,
     'idle, 1 s after the loop: allocated after snapshot 3 and still alive',
-    marks[3]! - marks[2]!,
+    undefined,
     kb,
   );
 }
@@ -137,14 +137,14 @@ function print(
   old: Set<number>,
   select: (n: number) => boolean,
   title: string,
-  requests: number,
+  requests: number | undefined,
   kb: (b: number) => string,
 ): void {
   const labels = byLabel(s, select);
   const total = labels.reduce((sum, [, , b]) => sum + b, 0);
   const count = labels.reduce((sum, [, c]) => sum + c, 0);
   console.log(
-    `\n== ${title}: ${count} objects, ${kb(total)} KB, ${(total / Math.max(1, requests) / 1024).toFixed(2)} KB per request`,
+    `\n== ${title}: ${count} objects, ${kb(total)} KB${requests ? `, ${(total / requests / 1024).toFixed(2)} KB per request` : ''}`,
   );
   console.log('  by constructor:');
   for (const [label, c, b] of labels.slice(0, TOP))
