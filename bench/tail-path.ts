@@ -20,8 +20,7 @@ import { DirectGrpc } from './lib/baselines.js';
 import { startExperiment } from './lib/experiment.js';
 import { LoopStats, type LoopStatsWindow } from './lib/loop-stats.mjs';
 import { closedLoop, httpCaller, median, openLoop, type ProcessRef } from './lib/measure.js';
-import { seedTickets } from './lib/seed.js';
-import { entry, queryFor, random } from './synthetic-kb.js';
+import { seedBenchOrg } from './lib/seed.js';
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -60,12 +59,7 @@ const direct = new DirectGrpc({
 });
 const client = httpCaller(stack.baseUrl(), 256);
 try {
-  const entries = Array.from({ length: 1000 }, (_, i) => entry(i));
-  await stack.admin('POST', '/admin/v1/orgs/bench/kb/entries', entries);
-  await seedTickets(backends.mysql.url, 'bench', 1000);
-  const queries = Array.from({ length: 500 }, () =>
-    queryFor(entries[Math.floor(random() * entries.length)]!.question),
-  );
+  const queries = await seedBenchOrg(stack, backends.mysql.url);
   const auth = { authorization: `Bearer ${key}` };
   const paths: Record<
     Op,
@@ -125,8 +119,13 @@ try {
           paths[op].gateway,
         );
         rows.push({ variant: variant.name, op, round, direct: d, gateway: g });
+        const gw = g.stats.gateway;
+        const perRequest = (mb: number) => ((mb * 1024) / g.run.requests).toFixed(1);
         console.log(
-          `  ${op} ${variant.name} round ${round}: overhead p50 ${sign(g.run.p50 - d.run.p50)} ms, p99 ${sign(g.run.p99 - d.run.p99)} ms`,
+          `  ${op} ${variant.name} round ${round}: overhead p50 ${sign(g.run.p50 - d.run.p50)} ms, p99 ${sign(g.run.p99 - d.run.p99)} ms` +
+            (gw
+              ? `; gateway allocated ${perRequest(gw.allocatedMb)} KB, promoted ${perRequest(gw.promotedMb)} KB per request, paused ${gw.gcPauseMs} ms`
+              : ''),
         );
       }
     }

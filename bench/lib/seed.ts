@@ -2,9 +2,24 @@
 // into MariaDB with multi-row INSERTs (far faster than the API, and the API path is what the
 // throughput runs measure anyway).
 import mysql from 'mysql2/promise';
+import type { Stack } from '../../test/support/stack.js';
 import { queryFor, random, entry } from '../synthetic-kb.js';
 
 const BATCH = 5_000;
+
+/**
+ * The moderate-load experiments' data (tail-path.ts, heap-retainers.ts): 1,000 KB entries
+ * through the admin API and 1,000 tickets for the org `bench`; returns 500 search queries
+ * drawn from the entries.
+ */
+export async function seedBenchOrg(stack: Stack, mysqlUrl: string): Promise<string[]> {
+  const entries = Array.from({ length: 1000 }, (_, i) => entry(i));
+  await stack.admin('POST', '/admin/v1/orgs/bench/kb/entries', entries);
+  await seedTickets(mysqlUrl, 'bench', 1000);
+  return Array.from({ length: 500 }, () =>
+    queryFor(entries[Math.floor(random() * entries.length)]!.question),
+  );
+}
 
 /** Inserts `rows` tickets for one org, 10 ms apart, oldest first, statuses rotating. */
 export async function seedTickets(url: string, orgId: string, rows: number): Promise<void> {

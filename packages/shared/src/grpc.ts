@@ -30,6 +30,7 @@ import { health } from '@support-agent/proto';
 import type { Logger } from './logger.js';
 import { AppError, fromGrpcError, toGrpcError } from './errors.js';
 import { recordGrpcClientCall, recordGrpcServerCall, secondsSince } from './metrics.js';
+import { releaseClosedHttp2Streams } from './http2-stream-release.js';
 import { failSpan, tracer } from './trace-context.js';
 
 const { HealthCheckResponse_ServingStatus: ServingStatus, HealthService } = health;
@@ -277,6 +278,8 @@ export function createGrpcClient<C>(
   ) => C,
   address: string,
 ): C {
+  // Finished calls' state otherwise survives every scavenge (see http2-stream-release.ts).
+  releaseClosedHttp2Streams();
   return new ClientCtor(address, credentials.createInsecure(), {
     ...CHANNEL_OPTIONS,
     interceptors: [clientInterceptor(address)],

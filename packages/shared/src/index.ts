@@ -3,6 +3,7 @@ export * from './config.js';
 export * from './ports.js';
 export * from './logger.js';
 export * from './grpc.js';
+export * from './http2-stream-release.js';
 export * from './grpc-service.js';
 export * from './lifecycle.js';
 export * from './v8-flags.js';
