@@ -1,4 +1,5 @@
 import { termGrams } from './question-match.js';
+import { grown } from './typed-arrays.js';
 
 /**
  * Question terms as small integer ids, each with its character trigrams (question-match.ts)
@@ -42,12 +43,15 @@ export class QuestionVocabulary {
     const codes = termGrams(term);
     const start = this.gramStart[id]!;
     if (id + 2 > this.gramStart.length) {
-      this.gramStart = grown(this.gramStart, this.gramStart.length * 2);
-      this.stamps = grown(this.stamps, this.gramStart.length);
-      this.found = grown(this.found, this.gramStart.length);
+      this.gramStart = grown(this.gramStart, new Uint32Array(this.gramStart.length * 2));
+      this.stamps = grown(this.stamps, new Float64Array(this.gramStart.length));
+      this.found = grown(this.found, new Int32Array(this.gramStart.length));
     }
     if (start + codes.length > this.grams.length)
-      this.grams = grown(this.grams, Math.max(this.grams.length * 2, start + codes.length));
+      this.grams = grown(
+        this.grams,
+        new Float64Array(Math.max(this.grams.length * 2, start + codes.length)),
+      );
     this.grams.set(codes, start);
     this.gramStart[id + 1] = start + codes.length;
     this.terms.push(term);
@@ -88,10 +92,4 @@ export function questionTermsIn(
 /** The terms themselves (tests, diagnostics). */
 export function termsOf(question: QuestionTerms): string[] {
   return Array.from(question.ids, (id) => question.vocabulary.terms[id]!);
-}
-
-function grown<T extends Uint32Array | Int32Array | Float64Array>(from: T, length: number): T {
-  const to = new (from.constructor as new (n: number) => T)(length);
-  to.set(from);
-  return to;
 }

@@ -8,6 +8,7 @@ import type {
   WriteOutcome,
 } from '../../domain/ports.js';
 import { compareIds } from '../../domain/scoring.js';
+import { grown } from '../../domain/typed-arrays.js';
 import { DenseVectors, type VectorSpill } from './dense-store.js';
 import { InvertedIndex } from './postings.js';
 import { QuestionFacts } from './question-facts.js';
@@ -216,14 +217,14 @@ export class OrgIndex implements EntrySource {
   ensureCapacity(n: number): void {
     if (n <= this.capacity) return;
     // Doubling while small, then by a quarter: a big organization wastes little on headroom.
-    const grown = this.capacity < 65_536 ? this.capacity * 2 : Math.ceil(this.capacity * 1.25);
-    const capacity = Math.max(n, grown, 64);
-    this.alive = grow(this.alive, new Uint8Array(capacity));
-    this.updatedAt = grow(this.updatedAt, new Float64Array(capacity));
-    this.hashes = grow(this.hashes, new Uint8Array(capacity * 32));
-    this.refSegment = grow(this.refSegment, new Uint32Array(capacity));
-    this.refOffset = grow(this.refOffset, new Float64Array(capacity));
-    this.refLength = grow(this.refLength, new Uint32Array(capacity));
+    const next = this.capacity < 65_536 ? this.capacity * 2 : Math.ceil(this.capacity * 1.25);
+    const capacity = Math.max(n, next, 64);
+    this.alive = grown(this.alive, new Uint8Array(capacity));
+    this.updatedAt = grown(this.updatedAt, new Float64Array(capacity));
+    this.hashes = grown(this.hashes, new Uint8Array(capacity * 32));
+    this.refSegment = grown(this.refSegment, new Uint32Array(capacity));
+    this.refOffset = grown(this.refOffset, new Float64Array(capacity));
+    this.refLength = grown(this.refLength, new Uint32Array(capacity));
     this.dense.ensureCapacity(capacity);
     this.questions.ensureCapacity(capacity);
     this.capacity = capacity;
@@ -256,12 +257,6 @@ export class OrgIndex implements EntrySource {
     this.otherHashes.delete(slot);
     this.live--;
   }
-}
-
-/** Copies `from` into the start of the larger `to`. */
-function grow<T extends Uint8Array | Uint32Array | Float64Array>(from: T, to: T): T {
-  to.set(from);
-  return to;
 }
 
 function checked<R extends { t: string; id?: string }>(record: R, id: string): R {

@@ -1,3 +1,5 @@
+import { grown } from '../../domain/typed-arrays.js';
+
 /** The slots holding a term and the term's BM25 weight in each, slots ascending. */
 export interface Posting {
   slots: Int32Array;
@@ -96,11 +98,6 @@ export class InvertedIndex {
     p.length++;
     if (weight > p.maxWeight) p.maxWeight = weight;
   }
-}
-
-function grown<T extends Int32Array | Float32Array | Uint8Array>(from: T, to: T): T {
-  to.set(from);
-  return to;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { EntryTextFacts } from '../../domain/entry-profile.js';
 import { QuestionVocabulary, type QuestionTerms } from '../../domain/question-vocabulary.js';
+import { grown } from '../../domain/typed-arrays.js';
 
 /**
  * What the reranker reads of each slot's question (entry-profile.ts), kept in typed arrays so
@@ -19,10 +20,10 @@ export class QuestionFacts {
 
   ensureCapacity(capacity: number): void {
     if (capacity <= this.keys.length) return;
-    this.keys = grow(this.keys, new Float64Array(capacity));
-    this.gramNorms = grow(this.gramNorms, new Uint32Array(capacity));
-    this.starts = grow(this.starts, new Uint32Array(capacity));
-    this.counts = grow(this.counts, new Uint16Array(capacity));
+    this.keys = grown(this.keys, new Float64Array(capacity));
+    this.gramNorms = grown(this.gramNorms, new Uint32Array(capacity));
+    this.starts = grown(this.starts, new Uint32Array(capacity));
+    this.counts = grown(this.counts, new Uint16Array(capacity));
   }
 
   /** Records a new slot's facts (slots are written once). */
@@ -31,7 +32,7 @@ export class QuestionFacts {
     this.gramNorms[slot] = facts.questionGramNorm2;
     const n = facts.questionTerms.length;
     if (this.poolLength + n > this.pool.length)
-      this.pool = grow(
+      this.pool = grown(
         this.pool,
         new Uint32Array(Math.max(this.pool.length * 2, this.poolLength + n)),
       );
@@ -49,9 +50,4 @@ export class QuestionFacts {
       ids: this.pool.subarray(start, start + this.counts[slot]!),
     };
   }
-}
-
-function grow<T extends Float64Array | Uint32Array | Uint16Array>(from: T, to: T): T {
-  to.set(from);
-  return to;
 }
