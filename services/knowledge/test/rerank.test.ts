@@ -27,10 +27,11 @@ describe('reranking', () => {
   test('when ranks are asked for any values, then each is 1 + the number of strictly larger values', () => {
     const random = mulberry32(7);
     for (let run = 0; run < 200; run++) {
-      // Few distinct values, so ties are common; the values asked for may repeat.
-      const values = Float64Array.from(
-        { length: 1 + Math.floor(random() * 60) },
-        () => Math.floor(random() * 8) / 8,
+      // Few distinct values, so ties are common (−0 among them, equal to 0), and now and then a
+      // NaN, larger than nothing; the values asked for may repeat.
+      const value = (x: number) => (x < 0.05 ? NaN : x < 0.1 ? -0 : Math.floor(random() * 8) / 8);
+      const values = Float64Array.from({ length: 1 + Math.floor(random() * 60) }, () =>
+        value(random()),
       );
       const of = Array.from({ length: Math.floor(random() * 25) }, () =>
         Math.floor(random() * values.length),
