@@ -24,3 +24,4 @@ export * from './call-batcher.js';
 export * from './batches.js';
 export * from './service-main.js';
 export * from './ticket-fields.js';
+export * from './turn-queue.js';

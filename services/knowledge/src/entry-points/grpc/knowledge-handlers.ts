@@ -1,6 +1,7 @@
 import {
   invalidRequest,
   NO_BATCH_ERROR,
+  TurnQueue,
   requestIdOf,
   settleEach,
   unaryHandler,
@@ -13,6 +14,12 @@ import { knowledgeMetrics } from '../../metrics.js';
 
 /** Most searches one SearchBatch call takes (answers' triage sends at most KNOWLEDGE_SEARCH_BATCH, default 32). */
 export const SEARCH_BATCH_MAX = 64;
+
+/**
+ * Searches run per turn of the event loop before their answers are sent: measured best of
+ * 0 (one per turn), 0.5, 1 and 2 ms, and of all at once (docs/performance.md).
+ */
+export const TURN_BUDGET_MS = 1;
 
 /** gRPC KnowledgeService: thin mapping between proto messages and the use cases. */
 export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServiceServer {
@@ -44,11 +51,17 @@ export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServi
     return results;
   };
 
+  // About a millisecond of searches per turn of the event loop, their answers sent before the
+  // next ones run (TurnQueue says why); a batch's searches take their turns among single ones.
+  const turns = new TurnQueue(TURN_BUDGET_MS);
+
   return {
     search: unaryHandler<knowledge.SearchRequest, knowledge.SearchResponse>(
       logger,
       'Search',
-      async (req, call) => ({ results: await search(req, requestIdOf(call)) }),
+      async (req, call) => ({
+        results: await turns.start(() => search(req, requestIdOf(call))),
+      }),
     ),
 
     searchBatch: unaryHandler<knowledge.SearchBatchRequest, knowledge.SearchBatchResponse>(
@@ -60,7 +73,7 @@ export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServi
         }
         const requestId = requestIdOf(call);
         const settled = await settleEach(req.searches, { logger, method: 'SearchBatch' }, (s) =>
-          search(s, requestId),
+          turns.start(() => search(s, requestId)),
         );
         return {
           results: settled.map((s) =>
