@@ -211,7 +211,9 @@ export class DenseVectors {
       const base = c * CHUNK_ROWS;
       into.fill(0, k, end);
       // Eight of the query's dimensions per sweep over the slots, as in dotChunk: each slot's
-      // sum is loaded and stored once per eight terms, added in `dot`'s order.
+      // sum is loaded and stored once per eight terms, added in `dot`'s order. Kept apart from
+      // dotChunk's loop: one loop for both, reading rows through an index array, made the
+      // brute-force pass 25 % dearer (38 → 47 µs per 1,024 rows at 90 dimensions).
       let i = 0;
       for (; i + 7 < nnz; i += 8) {
         const v0 = val[i]!;
