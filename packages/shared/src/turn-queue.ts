@@ -23,7 +23,8 @@ export class TurnQueue {
   private turn = 0;
   private turnStarted = 0;
 
-  constructor(private readonly budgetMs = 1) {}
+  /** `budgetMs`: how long a turn keeps starting waiting tasks (0: one task per turn). */
+  constructor(private readonly budgetMs: number) {}
 
   start<T>(task: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {

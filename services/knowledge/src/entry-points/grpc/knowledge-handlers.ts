@@ -16,10 +16,10 @@ import { knowledgeMetrics } from '../../metrics.js';
 export const SEARCH_BATCH_MAX = 64;
 
 /**
- * Searches run per turn of the event loop before their answers are sent: measured best of
- * 0 (one per turn), 0.5, 1 and 2 ms, and of all at once (docs/performance.md).
+ * How long a turn of the event loop keeps starting searches before their answers are sent:
+ * measured best of 0 (one per turn), 0.5, 1 and 2 ms, and of all at once (docs/performance.md).
  */
-export const TURN_BUDGET_MS = 1;
+const TURN_BUDGET_MS = 1;
 
 /** gRPC KnowledgeService: thin mapping between proto messages and the use cases. */
 export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServiceServer {
@@ -51,8 +51,7 @@ export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServi
     return results;
   };
 
-  // About a millisecond of searches per turn of the event loop, their answers sent before the
-  // next ones run (TurnQueue says why); a batch's searches take their turns among single ones.
+  // A batch's searches take their turns among single ones (TurnQueue says why turns).
   const turns = new TurnQueue(TURN_BUDGET_MS);
 
   return {
