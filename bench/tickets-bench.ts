@@ -9,9 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
 import { ensureBackendPackages, startBackends } from '../test/support/backends.js';
 import { Stack, api } from '../test/support/stack.js';
+import { seedTickets } from './lib/seed.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -48,32 +48,6 @@ async function run(name: string, opts: autocannon.Options): Promise<Result> {
     `${name.padEnd(34)} ${String(res.rps).padStart(7)} req/s  p50 ${String(res.p50).padStart(4)} ms  p99 ${String(res.p99).padStart(4)} ms  errors ${res.errors}  non-2xx ${res.non2xx}  (${res.requests} requests)`,
   );
   return res;
-}
-
-/** Inserts `rows` tickets for one org directly in MySQL, in multi-row batches. */
-async function seedTickets(url: string, orgId: string, rows: number): Promise<void> {
-  const conn = await mysql.createConnection({ uri: url });
-  const batch = 5_000;
-  const start = Date.now() - rows * 10; // 10 ms apart, oldest first
-  try {
-    for (let done = 0; done < rows; done += batch) {
-      const n = Math.min(batch, rows - done);
-      const values: unknown[] = [];
-      const placeholders: string[] = [];
-      for (let i = 0; i < n; i++) {
-        const at = new Date(start + (done + i) * 10);
-        const status = ['open', 'in_progress', 'resolved', 'closed'][(done + i) % 4];
-        placeholders.push('(?, ?, ?, ?, ?, ?, ?)');
-        values.push(orgId, `seeded ticket ${done + i}`, status, 'medium', at, at, null);
-      }
-      await conn.query(
-        `INSERT INTO tickets (org_id, content, status, priority, created_at, updated_at, idempotency_key) VALUES ${placeholders.join(',')}`,
-        values,
-      );
-    }
-  } finally {
-    await conn.end();
-  }
 }
 
 async function main(): Promise<void> {
