@@ -278,7 +278,8 @@ export function createGrpcClient<C>(
   ) => C,
   address: string,
 ): C {
-  // Finished calls' state otherwise survives every scavenge (see http2-stream-release.ts).
+  // Finished calls' state otherwise survives every scavenge (see http2-stream-release.ts), and
+  // every request would define Node 20's deprecated accessor (http2-request-bind.ts).
   releaseClosedHttp2Streams();
   return new ClientCtor(address, credentials.createInsecure(), {
     ...CHANNEL_OPTIONS,

@@ -19,6 +19,7 @@
  * a no-op `error` listener stays so that an error emitted after that cannot crash the process.
  */
 import http2 from 'node:http2';
+import { withLeanAsyncBind } from './http2-request-bind.js';
 
 type Connect = typeof http2.connect;
 
@@ -33,7 +34,8 @@ export function releaseClosedHttp2Streams(): void {
     const session = connect.apply(this, args);
     const request = session.request;
     session.request = function (this: http2.ClientHttp2Session, ...a: Parameters<typeof request>) {
-      const stream = request.apply(this, a);
+      // The same wrapper also spares each request Node 20's deprecated accessor (see there).
+      const stream = withLeanAsyncBind(() => request.apply(this, a));
       stream.once('close', () => setImmediate(releaseListeners, stream));
       return stream;
     };
