@@ -315,9 +315,19 @@ export function callUnary<Req, Res>(
   if (settings.requestId) metadata.set('x-request-id', settings.requestId);
   const deadline = new Date(Date.now() + (settings.timeoutMs ?? DEFAULT_DEADLINE_MS));
   return new Promise<Res>((resolve, reject) => {
-    method(request, metadata, { deadline }, (err, res) =>
-      err ? reject(fromGrpcError(err)) : resolve(res),
-    );
+    // grpc-js captures the caller's stack on every call (`new Error()`), only to append it to a
+    // failed call's error, which becomes an AppError here anyway. Capturing it costs ≈ 5 µs a
+    // call, 4–5 % of the gateway's CPU per search and per list (docs/performance.md), so the
+    // call is made with stack traces off: a failed call's cause carries its message, no stack.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      method(request, metadata, { deadline }, (err, res) =>
+        err ? reject(fromGrpcError(err)) : resolve(res),
+      );
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
   });
 }
 

@@ -190,3 +190,22 @@ describe('tracing', () => {
     assert.equal(defaultServiceName('/app/services/tickets/dist/main.js'), 'tickets');
   });
 });
+
+describe('callUnary', () => {
+  it('when calls succeed, fail or throw, then Error.stackTraceLimit is what it was and failures are AppErrors', async () => {
+    const limit = Error.stackTraceLimit;
+    await callUnary(client.countEntries.bind(client), { orgId: 'acme' });
+    assert.equal(Error.stackTraceLimit, limit);
+    const failed = await callUnary(client.countEntries.bind(client), { orgId: '' }).catch(
+      (err: unknown) => err,
+    );
+    assert.ok(failed instanceof AppError);
+    assert.equal(failed.code, 'invalid_request');
+    assert.equal(Error.stackTraceLimit, limit);
+    const throwing = () => {
+      throw new Error('no channel');
+    };
+    await assert.rejects(callUnary(throwing, {}), /no channel/);
+    assert.equal(Error.stackTraceLimit, limit);
+  });
+});
