@@ -26,7 +26,8 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
 /**
  * One gRPC hop with no work: an upstream grpc-js server answering every unary call with the
  * body's bytes (no protobuf, no handler logic), and an HTTP front like the bare server that
- * makes one call per request on one channel and answers with what came back. No auth, rate
+ * makes one call per request on one channel, the way the services make theirs (see HOP_FRONT),
+ * and answers with what came back. No auth, rate
  * limit, validation, logging or metrics: whatever the gateway and a service do can only be
  * slower, so its throughput over the bare server's bounds the ratio any implementation of the
  * design (gateway → gRPC → service) reaches on this machine.
@@ -56,16 +57,32 @@ const http = require('node:http');
 const Client = grpc.makeGenericClientConstructor(hop);
 const client = new Client('127.0.0.1:' + process.env.HOP_UPSTREAM_PORT, grpc.credentials.createInsecure());
 const ask = Buffer.from('q');
+// The call is made as the services make theirs (packages/shared): without the caller's stack
+// (grpc.ts callUnary), its http2 request bound without Node 20's deprecated accessor and its
+// stream released when finished (http2-stream-release.ts). BENCH_PLAIN_CEILING=1: grpc-js as
+// it comes, as the ceiling was measured before 2026-11-27.
+const lean = process.env.SHARED_URL !== undefined;
+const call = (a, cb) => {
+  const limit = Error.stackTraceLimit;
+  if (lean) Error.stackTraceLimit = 0;
+  try {
+    client.call(a, cb);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+};
 const server = http.createServer((req, res) => {
   req.resume();
-  client.call(ask, (err, body) => {
+  call(ask, (err, body) => {
     if (err) { res.writeHead(502); res.end(); return; }
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
     res.end(body);
   });
 });
 server.keepAliveTimeout = 65000;
-server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+const listen = () => server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+if (lean) import(process.env.SHARED_URL).then((shared) => (shared.releaseClosedHttp2Streams(), listen()));
+else listen();
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 `;
 
@@ -161,6 +178,9 @@ export class GrpcHopServer {
       const front = await ScriptProcess.start(HOP_FRONT, {
         GRPC_JS,
         HOP_UPSTREAM_PORT: String(upstream.port),
+        ...(process.env.BENCH_PLAIN_CEILING === '1'
+          ? {}
+          : { SHARED_URL: import.meta.resolve('@support-agent/shared') }),
       });
       return new GrpcHopServer(front, upstream);
     } catch (err) {
