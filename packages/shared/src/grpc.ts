@@ -31,6 +31,7 @@ import type { Logger } from './logger.js';
 import { AppError, fromGrpcError, toGrpcError } from './errors.js';
 import { recordGrpcClientCall, recordGrpcServerCall, secondsSince } from './metrics.js';
 import { releaseClosedHttp2Streams } from './http2-stream-release.js';
+import { withPooledSerializers } from './grpc-serializers.js';
 import { failSpan, tracer } from './trace-context.js';
 
 const { HealthCheckResponse_ServingStatus: ServingStatus, HealthService } = health;
@@ -204,7 +205,7 @@ export async function startGrpcServer(options: {
   const statusOf = () => (serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
   const known = new Set(['', ...options.services.map((s) => serviceName(s.definition))]);
 
-  server.addService(HealthService, {
+  server.addService(withPooledSerializers(HealthService), {
     check: (
       call: ServerUnaryCall<health.HealthCheckRequest, health.HealthCheckResponse>,
       cb: sendUnaryData<health.HealthCheckResponse>,
@@ -227,7 +228,10 @@ export async function startGrpcServer(options: {
       call.on('cancelled', () => watchers.delete(send));
     },
   });
-  for (const s of options.services) server.addService(s.definition, s.implementation);
+  // Answers encoded with the reused protobuf writer (grpc-serializers.ts).
+  for (const s of options.services) {
+    server.addService(withPooledSerializers(s.definition), s.implementation);
+  }
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(

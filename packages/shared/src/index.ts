@@ -5,6 +5,7 @@ export * from './logger.js';
 export * from './grpc.js';
 export * from './http2-stream-release.js';
 export * from './http2-request-bind.js';
+export * from './grpc-serializers.js';
 export * from './grpc-service.js';
 export * from './lifecycle.js';
 export * from './v8-flags.js';

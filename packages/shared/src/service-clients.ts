@@ -1,5 +1,6 @@
 import { answers, digest, knowledge, tickets } from '@support-agent/proto';
 import { callUnary, createGrpcClient, DEFAULT_DEADLINE_MS, type CallSettings } from './grpc.js';
+import { withPooledClientSerializers } from './grpc-serializers.js';
 
 /** One unary method of a generated service definition (ts-proto `…Service` object). */
 interface UnaryDefinition {
@@ -46,7 +47,8 @@ export function createServiceClient<S extends Record<string, UnaryDefinition>>(
   address: string,
   options: ServiceClientOptions<S> = {},
 ): ServiceClient<S> {
-  const client = createGrpcClient(Ctor, address) as unknown as Record<
+  // Requests encoded with the reused protobuf writer (grpc-serializers.ts).
+  const client = createGrpcClient(withPooledClientSerializers(Ctor), address) as unknown as Record<
     string,
     Parameters<typeof callUnary>[0]
   > & { close(): void };
