@@ -3,7 +3,7 @@
 // for the messages of the bench's hot paths, in alternating rounds. Prints µs of CPU
 // (process.cpuUsage) per message per round and the medians. Not a test.
 //   npx tsx bench/grpc-serializers.ts [messages per round=100000] [rounds=6]
-import type { MethodDefinition } from '@grpc/grpc-js';
+import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { knowledge, tickets } from '@support-agent/proto';
 import { withPooledSerializers } from '@support-agent/shared';
 import { median } from './lib/measure.js';
@@ -32,29 +32,33 @@ const ticket = (i: number): tickets.Ticket => ({
   updatedAt: '2026-11-27T03:00:01.000Z',
 });
 
-// [label, generated method, side, message]: the hot paths' requests and answers.
-const cases: [string, Method, 'request' | 'response', unknown][] = [
+// [label, service, method, side, message]: the hot paths' requests and answers.
+const cases: [string, ServiceDefinition, string, 'request' | 'response', unknown][] = [
   [
     'knowledge Search request',
-    knowledge.KnowledgeServiceService.search as Method,
+    knowledge.KnowledgeServiceService,
+    'search',
     'request',
     { orgId: 'org_bench', query: 'export csv timeout', limit: 5 },
   ],
   [
     'knowledge Search answer (5 hits, ≈2 KB)',
-    knowledge.KnowledgeServiceService.search as Method,
+    knowledge.KnowledgeServiceService,
+    'search',
     'response',
     { results: [0, 1, 2, 3, 4].map(hit) },
   ],
   [
     'tickets ListTickets answer (10 tickets)',
-    tickets.TicketsServiceService.listTickets as Method,
+    tickets.TicketsServiceService,
+    'listTickets',
     'response',
     { tickets: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(ticket), nextCursor: 'eyJpZCI6MTAwMDA5fQ' },
   ],
   [
     'tickets CreateTicket request',
-    tickets.TicketsServiceService.createTicket as Method,
+    tickets.TicketsServiceService,
+    'createTicket',
     'request',
     {
       orgId: 'org_bench',
@@ -77,9 +81,9 @@ function cpuPerMessage(serialize: Serialize, message: unknown): number {
 }
 
 console.log(`${perRound} messages per round, ${rounds} rounds, µs of CPU per message`);
-for (const [label, method, side, message] of cases) {
-  const generated = serializerOf(method, side);
-  const pooled = serializerOf(pooledMethod(method), side);
+for (const [label, service, method, side, message] of cases) {
+  const generated = serializerOf(service[method] as Method, side);
+  const pooled = serializerOf(withPooledSerializers(service)[method] as Method, side);
   const bytes = generated(message as never);
   if (!bytes.equals(pooled(message as never))) throw new Error(`${label}: bytes differ`);
   const times = { generated: [] as number[], pooled: [] as number[] };
@@ -96,15 +100,4 @@ for (const [label, method, side, message] of cases) {
     `${label}, ${bytes.length} B: generated ${median(times.generated).toFixed(2)} ` +
       `(${fmt(times.generated)}), pooled ${median(times.pooled).toFixed(2)} (${fmt(times.pooled)})`,
   );
-}
-
-/** The pooled twin of one generated method, found through its service definition. */
-function pooledMethod(method: Method): Method {
-  for (const service of [knowledge.KnowledgeServiceService, tickets.TicketsServiceService]) {
-    for (const [name, m] of Object.entries(service)) {
-      if (m === method)
-        return withPooledSerializers(service)[name as keyof typeof service] as Method;
-    }
-  }
-  throw new Error(`no service holds ${method.path}`);
 }

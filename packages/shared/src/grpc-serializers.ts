@@ -28,6 +28,10 @@ const KEEP_BYTES = 64 * 1024;
 
 let writer = new BinaryWriter();
 
+// Each definition and client constructor is rebuilt once, however many servers and clients use it.
+const pooled = new WeakMap<object, ServiceDefinition>();
+const pooledClients = new WeakMap<object, object>();
+
 /** `encoder`'s encoding of `message`, as the generated serializer would return it. */
 export function encodePooled(encoder: MessageEncoder, message: unknown): Buffer {
   let bytes: Uint8Array;
@@ -63,8 +67,6 @@ function encoderOf(
   const fns = name === undefined ? undefined : module[name];
   return isEncoder(fns) ? fns : undefined;
 }
-
-const pooled = new WeakMap<object, ServiceDefinition>();
 
 /**
  * The service definition with every serializer encoding through the reused writer. Methods
@@ -105,5 +107,3 @@ export function withPooledClientSerializers<C extends { service: object }>(Ctor:
   pooledClients.set(Ctor, lean);
   return lean;
 }
-
-const pooledClients = new WeakMap<object, object>();
