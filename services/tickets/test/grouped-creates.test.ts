@@ -22,29 +22,44 @@ import {
 import { stopAll } from '../../../test/support/testing.js';
 
 describe('shared transactions (the queue)', () => {
-  it('when calls arrive while two batches are in flight, then they wait and go as one batch, each answered in order; a failed batch fails only its own calls', async () => {
+  it('when calls arrive in one turn of the event loop, or while two batches are in flight, then they go as batches, each answered in order; a failed batch fails only its own calls', async () => {
     const batches: number[][] = [];
     const releases: Array<() => void> = [];
     const queue = new SharedTransactions<number, string>(async (requests) => {
       batches.push(requests);
       await new Promise<void>((resolve) => releases.push(resolve));
-      if (requests.includes(13)) throw new Error('batch failed');
+      if (requests.includes(16)) throw new Error('batch failed');
       return requests.map((n) => (n === 7 ? { error: new Error('seven') } : { outcome: `#${n}` }));
     }, 5);
+    const turn = () => new Promise((r) => setImmediate(r));
     const calls = Array.from({ length: 14 }, (_, n) => queue.submit(n));
+    // Nothing starts before the turn ends; then the turn's calls fill both slots.
+    assert.deepEqual(batches, []);
+    await turn();
+    assert.deepEqual(batches, [
+      [0, 1, 2, 3, 4],
+      [5, 6, 7, 8, 9],
+    ]);
+    // Calls made while both slots are busy wait for one to free up.
+    calls.push(...[14, 15, 16].map((n) => queue.submit(n)));
     const settled = Promise.allSettled(calls);
-    // The first two calls went alone; the rest wait for a free slot.
-    assert.deepEqual(batches, [[0], [1]]);
-    while (batches.length < 5) {
+    await turn();
+    assert.equal(batches.length, 2);
+    while (batches.length < 4) {
       releases.shift()!();
-      await new Promise((r) => setImmediate(r));
+      await turn();
     }
     releases.forEach((release) => release());
     const results = await settled;
-    assert.deepEqual(batches, [[0], [1], [2, 3, 4, 5, 6], [7, 8, 9, 10, 11], [12, 13]]);
+    assert.deepEqual(batches, [
+      [0, 1, 2, 3, 4],
+      [5, 6, 7, 8, 9],
+      [10, 11, 12, 13, 14],
+      [15, 16],
+    ]);
     results.forEach((r, n) => {
       if (n === 7) assert.equal(r.status === 'rejected' && (r.reason as Error).message, 'seven');
-      else if (n >= 12)
+      else if (n >= 15)
         assert.equal(r.status === 'rejected' && (r.reason as Error).message, 'batch failed');
       else assert.deepEqual(r, { status: 'fulfilled', value: `#${n}` });
     });

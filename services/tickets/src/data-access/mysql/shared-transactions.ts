@@ -1,5 +1,5 @@
-// Writes grouped into shared transactions: calls that arrive while earlier ones are being
-// committed wait and then go together, in one transaction (one query write, one commit, one
+// Writes grouped into shared transactions: calls made in the same turn of the event loop, and
+// calls that arrive while earlier ones are being committed, wait and then go together, in one transaction (one query write, one commit, one
 // fsync for many). Under load a transaction carries many writes; alone, a write is not delayed.
 // Updates (batched-updates.ts) and creates (batched-creates.ts) each have a queue of their own.
 
@@ -13,13 +13,15 @@ interface Queued<Req, Out> {
 }
 
 /**
- * Runs requests through `commit` (one transaction per batch): at most `parallel` batches in
- * flight; what arrives meanwhile waits and becomes the next batch (up to `maxBatch`). `commit`
+ * Runs requests through `commit` (one transaction per batch): the requests of one turn of the
+ * event loop start together, at most `parallel` batches in flight; what arrives meanwhile waits
+ * and becomes the next batch (up to `maxBatch`). `commit`
  * answers each request in order; if it throws, every request of the batch gets that error.
  */
 export class SharedTransactions<Req, Out> {
   private queue: Array<Queued<Req, Out>> = [];
   private inFlight = 0;
+  private pumpScheduled = false;
 
   constructor(
     private readonly commit: (requests: Req[]) => Promise<Array<SharedResult<Out>>>,
@@ -30,7 +32,14 @@ export class SharedTransactions<Req, Out> {
   submit(request: Req): Promise<Out> {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
-      this.pump();
+      // Not at once: the calls of this turn of the event loop (an ApplyTriageBatch's results,
+      // creates read from one socket read) go together instead of the first two alone.
+      if (this.pumpScheduled) return;
+      this.pumpScheduled = true;
+      setImmediate(() => {
+        this.pumpScheduled = false;
+        this.pump();
+      });
     });
   }
 
