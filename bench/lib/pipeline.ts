@@ -64,6 +64,18 @@ export class PipelineProbe {
     return (Date.now() - started) / 1000;
   }
 
+  /**
+   * MariaDB's counts of transactions committed and statements run, server-wide (the probe's
+   * own few polls included): per created ticket they show how well the writes are batched.
+   */
+  async mysqlCounts(): Promise<{ commits: number; statements: number }> {
+    const [rows] = await this.db.query<mysql.RowDataPacket[]>(
+      "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Questions')",
+    );
+    const value = (name: string) => Number(rows.find((r) => r.Variable_name === name)?.Value ?? 0);
+    return { commits: value('Com_commit'), statements: value('Questions') };
+  }
+
   async close(): Promise<void> {
     await this.db.end();
     await this.nc.close();
@@ -79,6 +91,8 @@ export interface PipelineRun {
   /** Every process, from the run's start until the pipeline caught up, per created ticket. */
   cpuMsPerTicket: Record<string, number>;
   totalCpuMs: number;
+  /** MariaDB transactions committed and statements run per created ticket, over the same span. */
+  mysqlPerTicket: { commits: number; statements: number };
 }
 
 /**
@@ -105,14 +119,28 @@ export async function createThroughPipeline(
       );
     }
     await probe.caughtUp(600_000);
+    const counted = await probe.mysqlCounts();
     const cpu = new CpuMeter(processes).start();
     const run = await autocannonRun(name, opts, { ...load, warmupSeconds: 0 }, processes);
     const catchUpSeconds = await probe.caughtUp(600_000);
+    const counts = await probe.mysqlCounts();
+    const perTicket = (n: number) => Math.round((n / Math.max(1, run.requests)) * 100) / 100;
+    const mysqlPerTicket = {
+      commits: perTicket(counts.commits - counted.commits),
+      statements: perTicket(counts.statements - counted.statements),
+    };
     const cpuMsPerTicket = cpu.perRequest(run.requests);
     const totalCpuMs = Object.values(cpuMsPerTicket).reduce((a, b) => a + b, 0);
     return {
       run,
-      pipeline: { tickets: run.requests, rps: run.rps, catchUpSeconds, cpuMsPerTicket, totalCpuMs },
+      pipeline: {
+        tickets: run.requests,
+        rps: run.rps,
+        catchUpSeconds,
+        cpuMsPerTicket,
+        totalCpuMs,
+        mysqlPerTicket,
+      },
     };
   } finally {
     await probe.close();
@@ -123,5 +151,5 @@ export function describePipeline(p: PipelineRun): string {
   const perProcess = Object.entries(p.cpuMsPerTicket)
     .map(([n, ms]) => `${n} ${ms}`)
     .join(', ');
-  return `${p.tickets} tickets at ${p.rps}/s, caught up ${p.catchUpSeconds.toFixed(1)} s after the end; CPU ms per ticket until then: ${perProcess} (${p.totalCpuMs.toFixed(2)} in all)`;
+  return `${p.tickets} tickets at ${p.rps}/s, caught up ${p.catchUpSeconds.toFixed(1)} s after the end; CPU ms per ticket until then: ${perProcess} (${p.totalCpuMs.toFixed(2)} in all); MariaDB per ticket: ${p.mysqlPerTicket.commits} transactions, ${p.mysqlPerTicket.statements} statements`;
 }
