@@ -3,7 +3,6 @@ import {
   intEnv,
   serviceAddr,
   serviceConfig,
-  semiSpaceMaxEnv,
   sharedSetting,
   type z,
 } from '@support-agent/shared';
@@ -41,10 +40,6 @@ export const { schema: configSchema, load: loadTicketsConfig } = serviceConfig(
       'How long an idempotency key → ticket id answer stays cached in Redis.',
     ),
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls'),
-    V8_SEMI_SPACE_MAX_MB: semiSpaceMaxEnv(
-      8,
-      'holds the young generation at 2 × 8 MB under create load',
-    ),
   },
   ['MYSQL_URL', 'REDIS_URL', 'NATS_URL'],
 );
