@@ -1,6 +1,7 @@
 // Writes grouped into shared transactions: calls made in the same turn of the event loop, and
-// calls that arrive while earlier ones are being committed, wait and then go together, in one transaction (one query write, one commit, one
-// fsync for many). Under load a transaction carries many writes; alone, a write is not delayed.
+// calls that arrive while earlier ones are being committed, wait and then go together, in one
+// transaction (one query write, one commit, one fsync for many). Under load a transaction
+// carries many writes; alone, a write waits one turn of the event loop, never a round trip.
 // Updates (batched-updates.ts) and creates (batched-creates.ts) each have a queue of their own.
 
 /** What a shared transaction reports for one request: its outcome, or the error that is its alone. */
@@ -15,8 +16,8 @@ interface Queued<Req, Out> {
 /**
  * Runs requests through `commit` (one transaction per batch): the requests of one turn of the
  * event loop start together, at most `parallel` batches in flight; what arrives meanwhile waits
- * and becomes the next batch (up to `maxBatch`). `commit`
- * answers each request in order; if it throws, every request of the batch gets that error.
+ * and becomes the next batch (up to `maxBatch`). `commit` answers each request in order; if it
+ * throws, every request of the batch gets that error.
  */
 export class SharedTransactions<Req, Out> {
   private queue: Array<Queued<Req, Out>> = [];
