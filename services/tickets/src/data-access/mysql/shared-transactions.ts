@@ -22,7 +22,6 @@ interface Queued<Req, Out> {
 export class SharedTransactions<Req, Out> {
   private queue: Array<Queued<Req, Out>> = [];
   private inFlight = 0;
-  private pumpScheduled = false;
 
   constructor(
     private readonly commit: (requests: Req[]) => Promise<Array<SharedResult<Out>>>,
@@ -34,13 +33,10 @@ export class SharedTransactions<Req, Out> {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
       // Not at once: the calls of this turn of the event loop (an ApplyTriageBatch's results,
-      // creates read from one socket read) go together instead of the first two alone.
-      if (this.pumpScheduled) return;
-      this.pumpScheduled = true;
-      setImmediate(() => {
-        this.pumpScheduled = false;
-        this.pump();
-      });
+      // creates read from one socket read) go together instead of the first two alone. A queue
+      // already holding calls has a start scheduled, or both slots busy (a finished batch
+      // pumps), as CallBatcher schedules its flush.
+      if (this.queue.length === 1) setImmediate(() => this.pump());
     });
   }
 
