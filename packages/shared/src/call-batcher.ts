@@ -51,7 +51,7 @@ export function toBatchItemError(
 export async function settleEach<Item, Res>(
   items: Item[],
   log: { logger: Logger; method: string },
-  run: (item: Item) => Promise<Res>,
+  run: (item: Item, index: number) => Promise<Res>,
 ): Promise<({ value: Res } | { error: BatchItemError })[]> {
   const settled = await Promise.allSettled(items.map(run));
   return settled.map((s) =>

@@ -130,10 +130,14 @@ function openUpstreams(config: GatewayConfig, closers: Closers): Upstreams {
   const deadlineMs = config.GRPC_DEADLINE_MS;
   const bulk = config.GRPC_BULK_DEADLINE_MS;
   const tickets = createTicketsClient(config.TICKETS_ADDR.address, { deadlineMs });
-  const knowledge = openKnowledgeUpstream(config.KNOWLEDGE_ADDR.address, {
-    deadlineMs,
-    deadlines: { upsertEntries: bulk },
-  });
+  const knowledge = openKnowledgeUpstream(
+    config.KNOWLEDGE_ADDR.address,
+    {
+      deadlineMs,
+      deadlines: { upsertEntries: bulk },
+    },
+    config.KNOWLEDGE_SEARCH_BATCH,
+  );
   const answers = createAnswersClient(config.ANSWERS_ADDR.address, { deadlineMs });
   const digest = createDigestClient(config.DIGEST_ADDR.address, {
     deadlineMs,

@@ -144,6 +144,9 @@ export const { schema: configSchema, load: loadGatewayConfig } = serviceConfig(
       'How long a key lookup is cached (at most 1 s: revocation applies within it).',
     ),
     GRPC_DEADLINE_MS: atLeast(1, 5000).describe('Deadline of each call to an upstream service.'),
+    KNOWLEDGE_SEARCH_BATCH: intEnv(1, 64, 32).describe(
+      'Most KB searches in one knowledge.SearchBatch call: searches that reach the gateway in the same turn of its event loop leave in one call; 1 sends each as its own Search (docs/performance.md).',
+    ),
     GRPC_BULK_DEADLINE_MS: atLeast(1, 60_000).describe(
       'Deadline of the slow admin calls: each KB import batch, digest builds.',
     ),

@@ -4,7 +4,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestDatabase } from '../../../test/support/mysql.js';
 import { generateApiKey } from '../src/domain/api-keys.js';
-import { startFakeUpstreams, type FakeUpstreams } from './support/fake-upstreams.js';
+import {
+  startFakeUpstreams,
+  UNAVAILABLE_QUERY,
+  type FakeUpstreams,
+} from './support/fake-upstreams.js';
 import {
   admin,
   orgWithKey,
@@ -631,6 +635,43 @@ describe('operations', () => {
       assertError(res, 503, 'service_unavailable');
       assert.ok(Number(res.headers.get('retry-after')) >= 1);
     }
+  });
+});
+
+describe('search batching', () => {
+  it('when searches arrive together, then they leave in one SearchBatch and each gets its own hits, request id and error', async () => {
+    // Searches that reach the gateway in one turn of its event loop are batched; 12 sent at
+    // once are seen together within a few tries (their rate-limit replies share a Redis read).
+    for (let attempt = 0; attempt < 10 && upstreams.calls.searchBatch.length === 0; attempt++) {
+      upstreams.reset();
+      const ids = Array.from({ length: 12 }, (_, i) => `batched-${attempt}-${i}`);
+      const responses = await Promise.all(
+        ids.map((id, i) => {
+          const query = i === 5 ? encodeURIComponent(UNAVAILABLE_QUERY) : `q${i}`;
+          return api(`/kb/search?query=${query}&limit=${(i % 2) + 1}`, {
+            headers: { 'x-request-id': id },
+          });
+        }),
+      );
+      responses.forEach((res, i) => {
+        assert.equal(res.headers.get('x-request-id'), ids[i]);
+        if (i === 5) {
+          assertError(res, 503, 'service_unavailable');
+          assert.equal(res.headers.get('retry-after'), '3');
+        } else {
+          assert.equal(res.status, 200, res.text);
+          assert.equal(res.json.results.length, (i % 2) + 1, `search ${i}`);
+        }
+      });
+      // Each search reached knowledge once, with its own request id.
+      assert.deepEqual(
+        upstreams.calls.search.map((s) => s.query).sort(),
+        [...ids.map((_, i) => (i === 5 ? UNAVAILABLE_QUERY : `q${i}`))].sort(),
+      );
+      assert.deepEqual([...upstreams.requestIds].sort(), [...ids].sort());
+    }
+    assert.ok(upstreams.calls.searchBatch.length > 0, 'no SearchBatch call in 10 tries');
+    assert.ok(upstreams.calls.searchBatch.every((b) => b.searches.length >= 2));
   });
 });
 

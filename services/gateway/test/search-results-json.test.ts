@@ -1,7 +1,9 @@
 // The search results passthrough: the JSON written from a SearchResponse's protobuf bytes is
 // byte for byte what JSON.stringify makes of the decoded message, for any text (escapes,
 // non-ASCII, empty), any score and any number of hits; bytes that are not a SearchResponse
-// are refused, and text that is not UTF-8 is left to the decoding path.
+// are refused, and text that is not UTF-8 is left to the decoding path. A SearchBatchResponse's
+// bytes split into its items: a succeeded item reads as the SearchResponse of its hits, a
+// failed one is told apart by its error code.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
@@ -9,6 +11,7 @@ import { knowledge } from '@support-agent/proto';
 import fc from 'fast-check';
 import {
   MalformedSearchResponse,
+  searchBatchItems,
   searchResultsJson,
 } from '../src/data-access/grpc/search-results-json.js';
 import { searchResultsOf } from '../src/domain/agent-operations.js';
@@ -89,4 +92,81 @@ test('when the bytes are truncated or not protobuf, then MalformedSearchResponse
   }
   assert.throws(() => searchResultsJson(Buffer.from([0x0b])), MalformedSearchResponse);
   assert.throws(() => searchResultsJson(Buffer.from([0x80, 0x80])), MalformedSearchResponse);
+});
+
+const batchResult = fc.oneof(
+  fc.record({ results: fc.array(hit, { maxLength: 5 }) }),
+  fc.record({
+    results: fc.constant<knowledge.SearchHit[]>([]),
+    errorCode: fc.constantFrom('invalid_request', 'service_unavailable', 'internal_error'),
+    errorMessage: fc.string(),
+    errorParam: fc.string(),
+    errorRetryAfter: fc.nat(),
+  }),
+);
+
+test('when a SearchBatchResponse is split, then each item is its search as a SearchResponse or its failure, in order', () => {
+  fc.assert(
+    fc.property(fc.array(batchResult, { maxLength: 12 }), (results) => {
+      const full = results.map((r): knowledge.SearchBatchResult => ({
+        errorCode: '',
+        errorMessage: '',
+        errorParam: '',
+        errorRetryAfter: 0,
+        ...r,
+      }));
+      const bytes = Buffer.from(knowledge.SearchBatchResponse.encode({ results: full }).finish());
+      const items = searchBatchItems(bytes);
+      assert.equal(items.length, full.length);
+      items.forEach((item, i) => {
+        const want = full[i]!;
+        if (want.errorCode === '') {
+          assert.ok('ok' in item);
+          const json = searchResultsJson(item.ok);
+          const alone = encode({ results: want.results });
+          if (json !== undefined) assert.equal(json.toString('utf8'), expected(alone));
+        } else {
+          assert.ok('failed' in item);
+          assert.deepEqual(knowledge.SearchBatchResult.decode(item.failed), want);
+        }
+      });
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('when an item repeats its error code, then the last value decides whether it failed', () => {
+  const item = (codes: string[]) => {
+    const w = new BinaryWriter();
+    w.uint32(10).fork();
+    for (const code of codes) w.uint32((2 << 3) | 2).string(code);
+    w.join();
+    return searchBatchItems(Buffer.from(w.finish()))[0]!;
+  };
+  assert.ok('failed' in item(['', 'internal_error']));
+  assert.ok('ok' in item(['internal_error', '']));
+  assert.ok('ok' in item([]));
+});
+
+test('when batch bytes are truncated or not protobuf, then MalformedSearchResponse is thrown', () => {
+  const bytes = Buffer.from(
+    knowledge.SearchBatchResponse.encode({
+      results: [
+        {
+          results: [{ entryId: 'a', question: 'q', answer: 'a', score: 1 }],
+          errorCode: '',
+          errorMessage: '',
+          errorParam: '',
+          errorRetryAfter: 0,
+        },
+      ],
+    }).finish(),
+  );
+  for (let cut = 1; cut < bytes.length; cut++) {
+    assert.throws(() => {
+      // A cut inside a hit is found when the hit is read, as the gateway reads it.
+      for (const item of searchBatchItems(bytes.subarray(0, cut)))
+        if ('ok' in item) searchResultsJson(item.ok);
+    }, MalformedSearchResponse);
+  }
 });

@@ -151,6 +151,38 @@ describe('knowledge gRPC service', () => {
     assert.match(results[1]!.errorMessage, /limit/);
   });
 
+  it('when a SearchBatch carries one request id per search, then each search is logged with its own', async () => {
+    const logged: unknown[] = [];
+    // The service's logger at debug level, its 'kb search' lines kept (silent otherwise).
+    const logger = Object.assign(Object.create(silentLogger) as typeof silentLogger, {
+      isLevelEnabled: (level: string) => level === 'debug',
+      debug: (fields: { requestId?: string }, msg: string) => {
+        if (msg === 'kb search') logged.push(fields.requestId);
+      },
+    });
+    const own = tempDir('kb-grpc-ids-');
+    const logging = await start(configFor(own.path), logger);
+    const c = createGrpcClient(knowledge.KnowledgeServiceClient, `127.0.0.1:${logging.port}`);
+    try {
+      const searches = ['invoices', 'password'].map((query) => ({
+        orgId: 'acme',
+        query,
+        limit: 1,
+      }));
+      await callUnary(c.searchBatch.bind(c), { searches }, { requestId: 'req-a,req-b' });
+      assert.deepEqual(logged, ['req-a', 'req-b']);
+      logged.length = 0;
+      // One id (answers' batches), or a list that does not match the searches: the whole for each.
+      await callUnary(c.searchBatch.bind(c), { searches }, { requestId: 'triage-1' });
+      await callUnary(c.searchBatch.bind(c), { searches }, { requestId: 'x,y,z' });
+      assert.deepEqual(logged, ['triage-1', 'triage-1', 'x,y,z', 'x,y,z']);
+    } finally {
+      c.close();
+      await logging.stop();
+      own.remove();
+    }
+  });
+
   it('when a SearchBatch holds no search or more than 64, then the call fails with invalid_request', async () => {
     const one = { orgId: 'acme', query: 'invoices', limit: 1 };
     for (const searches of [[], Array.from({ length: 65 }, () => one)]) {

@@ -3,7 +3,14 @@
 // services are tested in their own suites and end to end.
 import { answers, digest, knowledge, tickets } from '@support-agent/proto';
 import { startStubServer } from '../../../../test/support/grpc-stub.js';
-import { AppError, createLogger, unaryHandler, type GrpcServerHandle } from '@support-agent/shared';
+import {
+  AppError,
+  createLogger,
+  NO_BATCH_ERROR,
+  toBatchItemError,
+  unaryHandler,
+  type GrpcServerHandle,
+} from '@support-agent/shared';
 
 export interface FakeUpstreams {
   address: string;
@@ -11,7 +18,9 @@ export interface FakeUpstreams {
     createTicket: tickets.CreateTicketRequest[];
     listTickets: tickets.ListTicketsRequest[];
     updateTicketStatus: tickets.UpdateTicketStatusRequest[];
+    /** Every search, whether it came alone or in a SearchBatch. */
     search: knowledge.SearchRequest[];
+    searchBatch: knowledge.SearchBatchRequest[];
     upsertEntries: knowledge.UpsertEntriesRequest[];
     deleteEntries: knowledge.DeleteEntriesRequest[];
     countEntries: knowledge.CountEntriesRequest[];
@@ -54,6 +63,8 @@ export const SAMPLE_TICKET: tickets.Ticket = {
 
 /** Entries whose question is this are refused by the fake knowledge service, as if invalid. */
 export const REJECTED_QUESTION = 'rejected by knowledge';
+/** A query the fake knowledge service answers with service_unavailable (retry after 3 s). */
+export const UNAVAILABLE_QUERY = 'knowledge is loading';
 /** A week_start the fake digest service refuses the way the real one refuses a non-Monday. */
 export const NOT_A_MONDAY = '2026-11-17';
 /** A week_start for which the fake digest service reports itself unavailable. */
@@ -67,6 +78,7 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
     listTickets: [],
     updateTicketStatus: [],
     search: [],
+    searchBatch: [],
     upsertEntries: [],
     deleteEntries: [],
     countEntries: [],
@@ -163,25 +175,58 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
     }),
   };
 
+  /** The canned hits of one search, or the error the real service would give it. */
+  const searchHits = (req: knowledge.SearchRequest): knowledge.SearchHit[] => {
+    if (req.query === UNAVAILABLE_QUERY)
+      throw new AppError('service_unavailable', 'the index is loading', { retryAfter: 3 });
+    const hits: knowledge.SearchHit[] = [
+      {
+        entryId: 'e1',
+        question: 'How do I reset my password?',
+        answer: 'Use the reset link.',
+        score: 0.91,
+      },
+      {
+        entryId: 'e2',
+        question: 'How do I export data?',
+        answer: 'Settings → Export.',
+        score: 0.42,
+      },
+    ];
+    return hits.slice(0, req.limit);
+  };
+
   const knowledgeImpl = {
     search: unaryHandler(logger, 'search', async (req: knowledge.SearchRequest, call) => {
       await record(calls.search)(req, call);
-      const hits: knowledge.SearchHit[] = [
-        {
-          entryId: 'e1',
-          question: 'How do I reset my password?',
-          answer: 'Use the reset link.',
-          score: 0.91,
-        },
-        {
-          entryId: 'e2',
-          question: 'How do I export data?',
-          answer: 'Settings → Export.',
-          score: 0.42,
-        },
-      ];
-      return { results: hits.slice(0, req.limit) };
+      return { results: searchHits(req) };
     }),
+    // Like the real service: 1..64 searches, each answered as Search would answer it, one
+    // failing without failing the others; each search is recorded in calls.search, and the
+    // call's request ids (comma-separated, one per search) with it.
+    searchBatch: unaryHandler(
+      logger,
+      'searchBatch',
+      async (req: knowledge.SearchBatchRequest, call) => {
+        if (req.searches.length < 1 || req.searches.length > 64)
+          throw new AppError('invalid_request', 'searches must hold 1 to 64 searches', {
+            param: 'searches',
+          });
+        await record(calls.searchBatch)(req, { metadata: { get: () => [] } });
+        const ids = call.metadata.get('x-request-id')[0];
+        if (typeof ids === 'string') requestIds.push(...ids.split(','));
+        calls.search.push(...req.searches);
+        return {
+          results: req.searches.map((s) => {
+            try {
+              return { ...NO_BATCH_ERROR, results: searchHits(s) };
+            } catch (err) {
+              return { results: [], ...toBatchItemError(err) };
+            }
+          }),
+        };
+      },
+    ),
     // Like the real service: idempotent by id, per-entry failures by request index, a repeated
     // id after its first occurrence fails alone.
     upsertEntries: unaryHandler(

@@ -226,3 +226,41 @@ export function searchResultsJson(pb: Buffer): Buffer | undefined {
   if (at !== length) throw new Error(`search results JSON: wrote ${at} of ${length} bytes`);
   return out;
 }
+
+/** SearchBatchResult's error_code field: present and non-empty only on a failed search. */
+const ERROR_CODE_TAG = (2 << 3) + WireType.LengthDelimited;
+
+/**
+ * The items of a SearchBatchResponse given as protobuf bytes, in order: each a view of its
+ * SearchBatchResult's bytes when the search succeeded (its field 1 holds the hits as a
+ * SearchResponse's does, and its other fields are then absent or empty, so searchResultsJson
+ * reads it as one), or `failed` with the item's bytes when its error_code is set. Throws
+ * MalformedSearchResponse on bytes that are not a SearchBatchResponse.
+ */
+export function searchBatchItems(pb: Buffer): ({ ok: Buffer } | { failed: Buffer })[] {
+  const top = new WireReader(pb, 0, pb.length);
+  const items: ({ ok: Buffer } | { failed: Buffer })[] = [];
+  while (top.pos < pb.length) {
+    const tag = top.varint();
+    if (tag !== (1 << 3) + WireType.LengthDelimited) {
+      top.skip(tag & 7);
+      continue;
+    }
+    const start = top.delimited();
+    const item = pb.subarray(start, top.pos);
+    const r = new WireReader(pb, start, top.pos);
+    let failed = false;
+    while (r.pos < r.end) {
+      const field = r.varint();
+      if (field === ERROR_CODE_TAG) {
+        // Proto3: the last value of a repeated singular field wins.
+        const s = r.delimited();
+        failed = r.pos > s;
+      } else {
+        r.skip(field & 7);
+      }
+    }
+    items.push(failed ? { failed: item } : { ok: item });
+  }
+  return items;
+}

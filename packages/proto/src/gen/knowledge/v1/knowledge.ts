@@ -1642,8 +1642,10 @@ export const KnowledgeServiceService = {
     responseDeserialize: (value: Buffer): SearchResponse => SearchResponse.decode(value),
   },
   /**
-   * Several searches in one call (answers' triage of a batch of tickets): each answered as
-   * Search would answer it, in order; one that fails does not fail the others.
+   * Several searches in one call (answers' triage of a batch of tickets, the gateway's
+   * searches of one event-loop turn): each answered as Search would answer it, in order; one
+   * that fails does not fail the others. An x-request-id of comma-separated ids, one per
+   * search, names each search's request (else the one id names them all).
    */
   searchBatch: {
     path: "/supportagent.knowledge.v1.KnowledgeService/SearchBatch" as const,
@@ -1691,8 +1693,10 @@ export interface KnowledgeServiceServer extends UntypedServiceImplementation {
   /** Most relevant first; scores normalised to [0,1], ties by entry id. */
   search: handleUnaryCall<SearchRequest, SearchResponse>;
   /**
-   * Several searches in one call (answers' triage of a batch of tickets): each answered as
-   * Search would answer it, in order; one that fails does not fail the others.
+   * Several searches in one call (answers' triage of a batch of tickets, the gateway's
+   * searches of one event-loop turn): each answered as Search would answer it, in order; one
+   * that fails does not fail the others. An x-request-id of comma-separated ids, one per
+   * search, names each search's request (else the one id names them all).
    */
   searchBatch: handleUnaryCall<SearchBatchRequest, SearchBatchResponse>;
   /** Batch upsert, idempotent by the caller's entry id. */
@@ -1719,8 +1723,10 @@ export interface KnowledgeServiceClient extends Client {
     callback: (error: ServiceError | null, response: SearchResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Several searches in one call (answers' triage of a batch of tickets): each answered as
-   * Search would answer it, in order; one that fails does not fail the others.
+   * Several searches in one call (answers' triage of a batch of tickets, the gateway's
+   * searches of one event-loop turn): each answered as Search would answer it, in order; one
+   * that fails does not fail the others. An x-request-id of comma-separated ids, one per
+   * search, names each search's request (else the one id names them all).
    */
   searchBatch(
     request: SearchBatchRequest,
