@@ -7,8 +7,8 @@
 //   npx tsx bench/pipeline-path.ts [seconds=10] [connections=32] [rounds=2]
 // TEXTS=mixed: half the tickets paraphrase a KB question, half do not (bench/drain-path.ts's
 // mix); default: one fixed text, as bench/run.ts creates.
-// VARIANTS='A=K=V,K2=V2;B=K=V' alternates service settings between rounds (answers, digest and
-// tickets are restarted with each variant's environment before its round).
+// VARIANTS='A=K=V,K2=V2;B=K=V' alternates service settings between rounds (answers, digest,
+// tickets and the gateway are restarted with each variant's environment before its round).
 // Knobs shared by the experiments: bench/lib/experiment.ts.
 import type autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
@@ -78,7 +78,12 @@ try {
         await stack.service(n).stop();
         stack.service(n).start(variant.env);
       }
-      await Promise.all(RESTARTED.map((n) => stack.waitForService(n)));
+      await stack.gateways[0]!.stop();
+      stack.gateways[0]!.start(variant.env);
+      await Promise.all([
+        ...RESTARTED.map((n) => stack.waitForService(n)),
+        stack.waitForGateway(0),
+      ]);
       console.log(`round ${round}: variant ${variant.name} ${JSON.stringify(variant.env)}`);
     }
     const { run, pipeline } = await createThroughPipeline(

@@ -357,3 +357,17 @@ export function requestIdOf(call: { metadata: Metadata }): string | undefined {
   const v = call.metadata.get('x-request-id')[0];
   return typeof v === 'string' ? v : undefined;
 }
+
+/**
+ * The request id of each item of a batch call: the gateway sends its batches with their
+ * requests' ids comma-separated, one per item in order (a request id has no commas); any other
+ * id (answers' one id for a triage batch) stands for every item.
+ */
+export function batchRequestIdsOf(
+  call: { metadata: Metadata },
+  items: number,
+): (item: number) => string | undefined {
+  const requestId = requestIdOf(call);
+  const ids = requestId?.split(',');
+  return ids?.length === items ? (i) => ids[i] : () => requestId;
+}

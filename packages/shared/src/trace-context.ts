@@ -81,14 +81,38 @@ export function failSpan(span: Span, err: unknown): void {
  * producer's `traceparent`), so the work a message causes (gRPC calls, logs) joins the
  * trace of the request that produced it.
  */
-export async function withConsumerSpan<T>(
+export function withConsumerSpan<T>(
   name: string,
   headers: Record<string, string | undefined> | undefined,
   attributes: Attributes,
   fn: () => Promise<T>,
 ): Promise<T> {
-  const parent = contextFromHeaders(headers);
-  const span = tracer().startSpan(name, { kind: SpanKind.CONSUMER, attributes }, parent);
+  return withSpan(name, SpanKind.CONSUMER, contextFromHeaders(headers), attributes, fn);
+}
+
+/**
+ * Runs one item of a batch call in a SERVER span continuing the item's own `traceparent` (the
+ * request it came from, which a batch's metadata cannot carry for every item), so what the
+ * item does (logs, the traceparent stored with its outbox row) joins that request's trace;
+ * without one, in the batch call's own context.
+ */
+export function withBatchItemSpan<T>(
+  name: string,
+  traceparent: string | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (!traceparent) return fn();
+  return withSpan(name, SpanKind.SERVER, contextFromHeaders({ traceparent }), {}, fn);
+}
+
+async function withSpan<T>(
+  name: string,
+  kind: SpanKind,
+  parent: Context,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const span = tracer().startSpan(name, { kind, attributes }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), fn);
   } catch (err) {

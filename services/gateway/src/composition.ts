@@ -5,7 +5,6 @@ import {
   type Closers,
   createAnswersClient,
   createDigestClient,
-  createTicketsClient,
   redactUrl,
   type Logger,
 } from '@support-agent/shared';
@@ -16,6 +15,7 @@ import { ensureAdminTokenFile } from './data-access/admin-token-file.js';
 import { DemoKbMarker } from './data-access/demo-kb-marker.js';
 import { EmbeddedGatewayStore } from './data-access/embedded-store.js';
 import { openKnowledgeUpstream } from './data-access/grpc/knowledge-upstream.js';
+import { openTicketsUpstream } from './data-access/grpc/tickets-upstream.js';
 import { MysqlGatewayStore } from './data-access/mysql-store.js';
 import { FixedWindowAuthThrottle } from './data-access/rate-limit/auth-throttle.js';
 import { limiterFactory } from './data-access/rate-limit/limiter-factory.js';
@@ -129,7 +129,11 @@ async function openRedis(url: string, logger: Logger, closers: Closers): Promise
 function openUpstreams(config: GatewayConfig, closers: Closers): Upstreams {
   const deadlineMs = config.GRPC_DEADLINE_MS;
   const bulk = config.GRPC_BULK_DEADLINE_MS;
-  const tickets = createTicketsClient(config.TICKETS_ADDR.address, { deadlineMs });
+  const tickets = openTicketsUpstream(
+    config.TICKETS_ADDR.address,
+    { deadlineMs },
+    config.CREATE_TICKET_BATCH,
+  );
   const knowledge = openKnowledgeUpstream(
     config.KNOWLEDGE_ADDR.address,
     {

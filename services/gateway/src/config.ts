@@ -147,6 +147,9 @@ export const { schema: configSchema, load: loadGatewayConfig } = serviceConfig(
     KNOWLEDGE_SEARCH_BATCH: intEnv(1, 64, 32).describe(
       'Most KB searches in one knowledge.SearchBatch call: searches that reach the gateway in the same turn of its event loop leave in one call; 1 sends each as its own Search (docs/performance.md).',
     ),
+    CREATE_TICKET_BATCH: intEnv(1, 64, 32).describe(
+      'Most ticket creates in one tickets.CreateTicketBatch call: creates that reach the gateway in the same turn of its event loop leave in one call; 1 sends each as its own CreateTicket (docs/performance.md).',
+    ),
     GRPC_BULK_DEADLINE_MS: atLeast(1, 60_000).describe(
       'Deadline of the slow admin calls: each KB import batch, digest builds.',
     ),

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { createTestDatabase } from '../../../test/support/mysql.js';
 import { generateApiKey } from '../src/domain/api-keys.js';
 import {
+  REJECTED_CONTENT,
   startFakeUpstreams,
   UNAVAILABLE_QUERY,
   type FakeUpstreams,
@@ -638,7 +639,7 @@ describe('operations', () => {
   });
 });
 
-describe('search batching', () => {
+describe('batched upstream calls', () => {
   it('when searches arrive together, then they leave in one SearchBatch and each gets its own hits, request id and error', async () => {
     // Searches that reach the gateway in one turn of its event loop are batched; 12 sent at
     // once are seen together within a few tries (their rate-limit replies share a Redis read).
@@ -672,6 +673,50 @@ describe('search batching', () => {
     }
     assert.ok(upstreams.calls.searchBatch.length > 0, 'no SearchBatch call in 10 tries');
     assert.ok(upstreams.calls.searchBatch.every((b) => b.searches.length >= 2));
+  });
+
+  it('when creates arrive together, then they leave in one CreateTicketBatch and each gets its own ticket, request id and error', async () => {
+    for (
+      let attempt = 0;
+      attempt < 10 && upstreams.calls.createTicketBatch.length === 0;
+      attempt++
+    ) {
+      upstreams.reset();
+      const ids = Array.from({ length: 12 }, (_, i) => `create-${attempt}-${i}`);
+      const key = `batched-key-${attempt}`;
+      // 3 and 7 share an idempotency key: one ticket, the later a duplicate of it.
+      const bodies = ids.map((_, i) => ({
+        content: i === 5 ? REJECTED_CONTENT : `ticket ${i}`,
+        ...(i === 3 || i === 7 ? { idempotencyKey: key } : {}),
+      }));
+      const responses = await Promise.all(
+        ids.map((id, i) =>
+          api('/tickets', { method: 'POST', body: bodies[i], headers: { 'x-request-id': id } }),
+        ),
+      );
+      responses.forEach((res, i) => {
+        assert.equal(res.headers.get('x-request-id'), ids[i]);
+        if (i === 5) assertError(res, 400, 'invalid_request', 'content');
+        else assert.equal(res.status, 201, res.text);
+      });
+      const created = responses.filter((_, i) => i !== 5).map((r) => r.json.ticket_id);
+      assert.equal(new Set(created).size, 10, 'one ticket per create, the repeated key once');
+      assert.equal(responses[3]!.json.ticket_id === responses[7]!.json.ticket_id, true);
+      assert.deepEqual([responses[3]!.json.duplicate, responses[7]!.json.duplicate].sort(), [
+        false,
+        true,
+      ]);
+      assert.deepEqual(
+        upstreams.calls.createTicket.map((c) => c.content).sort(),
+        bodies.map((b) => b.content).sort(),
+      );
+      assert.deepEqual([...upstreams.requestIds].sort(), [...ids].sort());
+    }
+    assert.ok(
+      upstreams.calls.createTicketBatch.length > 0,
+      'no CreateTicketBatch call in 10 tries',
+    );
+    assert.ok(upstreams.calls.createTicketBatch.every((b) => b.tickets.length >= 2));
   });
 });
 

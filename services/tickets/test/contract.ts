@@ -737,6 +737,84 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
       });
     });
 
+    describe('CreateTicketBatch', () => {
+      it('when creates arrive in one batch with a repeated key, a used key and an invalid one, then each is answered as CreateTicket would answer it and one ticket and event exist per key', async () => {
+        const orgId = newOrg();
+        const used = await client.createTicket({
+          orgId,
+          content: 'first',
+          idempotencyKey: 'k-used',
+        });
+        const { results } = await client.createTicketBatch({
+          tickets: [
+            { orgId, content: 'plain one', authorName: 'Ann' },
+            { orgId, content: 'keyed', idempotencyKey: 'k-new' },
+            { orgId, content: 'keyed again', idempotencyKey: 'k-new' },
+            { orgId, content: 'replay', idempotencyKey: 'k-used' },
+            { orgId, content: '   ' },
+            { orgId, content: 'plain two' },
+          ],
+          traceparents: [],
+        });
+        assert.deepEqual(
+          results.map((r) => [r.duplicate, r.errorCode, r.errorParam]),
+          [
+            [false, '', ''],
+            [false, '', ''],
+            [true, '', ''],
+            [true, '', ''],
+            [false, 'invalid_request', 'content'],
+            [false, '', ''],
+          ],
+        );
+        assert.equal(results[2]!.ticketId, results[1]!.ticketId, 'one ticket per key');
+        assert.equal(results[3]!.ticketId, used.ticketId);
+        assert.equal(results[4]!.ticketId, 0);
+        const created = [0, 1, 5].map((i) => results[i]!.ticketId);
+        assert.equal(new Set(created).size, 3);
+        const listed = await listAll(client, { orgId });
+        assert.deepEqual(
+          listed.map((t) => [t.id, t.content, t.authorName]).sort(),
+          [
+            [used.ticketId, 'first', undefined],
+            [created[0], 'plain one', 'Ann'],
+            [created[1], 'keyed', undefined],
+            [created[2], 'plain two', undefined],
+          ].sort(),
+        );
+        const events = await eventually(
+          async () => {
+            const e = await s.readEvents(orgId);
+            return e.length >= 4 ? e : undefined;
+          },
+          10_000,
+          'the created events',
+        );
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal((await s.readEvents(orgId)).length, events.length, 'no more events than that');
+        assert.deepEqual(events.map((e) => e.ticket_id).sort(), [used.ticketId, ...created].sort());
+      });
+
+      it('when a batch holds no create or more than 64, then the call fails with invalid_request and nothing is created', async () => {
+        const orgId = newOrg();
+        const one = { orgId, content: 'over' };
+        await assertAppError(
+          client.createTicketBatch({ tickets: [], traceparents: [] }),
+          'invalid_request',
+          'tickets',
+        );
+        await assertAppError(
+          client.createTicketBatch({
+            tickets: Array.from({ length: 65 }, () => one),
+            traceparents: [],
+          }),
+          'invalid_request',
+          'tickets',
+        );
+        assert.deepEqual(await listAll(client, { orgId }), []);
+      });
+    });
+
     describe('ApplyTriageBatch', () => {
       it('when results arrive in one batch with a repeat, an unknown ticket and an invalid one, then each is answered as ApplyTriage would answer it and the others are applied once', async () => {
         const orgId = newOrg();

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { traceHeaders } from '@support-agent/shared';
 import { startTracing } from '@support-agent/shared/tracing';
 import mysql from 'mysql2/promise';
 import { connect } from 'nats';
@@ -103,6 +104,36 @@ describe('trace context through the outbox', () => {
       );
     } finally {
       await conn.end();
+    }
+  });
+
+  it('when tickets are created in one CreateTicketBatch, then each event continues the trace of its own traceparent', async () => {
+    const orgs = [newOrg('trace-a'), newOrg('trace-b')];
+    const roots = orgs.map((o) => trace.getTracer('test').startSpan(`POST tickets ${o}`));
+    const traceparents = roots.map(
+      (r) => traceHeaders(trace.setSpan(context.active(), r)).traceparent!,
+    );
+    const { results } = await service.client.createTicketBatch({
+      tickets: orgs.map((orgId) => ({ orgId, content: 'Traced in a batch' })),
+      traceparents,
+    });
+    for (const r of roots) r.end();
+    assert.deepEqual(
+      results.map((r) => r.errorCode),
+      ['', ''],
+    );
+    for (const [i, orgId] of orgs.entries()) {
+      const header = await eventually(
+        () => publishedTraceparent(natsUrl, orgId),
+        20_000,
+        `the event of ${orgId}`,
+      );
+      const traceId = roots[i]!.spanContext().traceId;
+      assert.equal(header.split('-')[1], traceId, `${orgId}'s event continues its own trace`);
+      const item = exporter
+        .getFinishedSpans()
+        .find((s) => s.name === 'CreateTicketBatch item' && s.spanContext().traceId === traceId);
+      assert.equal(item?.parentSpanContext?.spanId, roots[i]!.spanContext().spanId);
     }
   });
 });

@@ -15,7 +15,9 @@ import {
 export interface FakeUpstreams {
   address: string;
   calls: {
+    /** Every create, whether it came alone or in a CreateTicketBatch. */
     createTicket: tickets.CreateTicketRequest[];
+    createTicketBatch: tickets.CreateTicketBatchRequest[];
     listTickets: tickets.ListTicketsRequest[];
     updateTicketStatus: tickets.UpdateTicketStatusRequest[];
     /** Every search, whether it came alone or in a SearchBatch. */
@@ -63,6 +65,8 @@ export const SAMPLE_TICKET: tickets.Ticket = {
 
 /** Entries whose question is this are refused by the fake knowledge service, as if invalid. */
 export const REJECTED_QUESTION = 'rejected by knowledge';
+/** Ticket content the fake tickets service refuses with invalid_request (param content). */
+export const REJECTED_CONTENT = 'refused by tickets';
 /** A query the fake knowledge service answers with service_unavailable (retry after 3 s). */
 export const UNAVAILABLE_QUERY = 'knowledge is loading';
 /** A week_start the fake digest service refuses the way the real one refuses a non-Monday. */
@@ -75,6 +79,7 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
   const logger = createLogger('fake-upstreams', 'silent');
   const calls: FakeUpstreams['calls'] = {
     createTicket: [],
+    createTicketBatch: [],
     listTickets: [],
     updateTicketStatus: [],
     search: [],
@@ -112,21 +117,54 @@ export async function startFakeUpstreams(options: { port?: number } = {}): Promi
     };
   }
 
+  /** One create as the real service answers it: idempotent by (org, key); REJECTED_CONTENT fails. */
+  const createOne = (req: tickets.CreateTicketRequest): tickets.CreateTicketResponse => {
+    if (req.content === REJECTED_CONTENT)
+      throw new AppError('invalid_request', 'content is refused', { param: 'content' });
+    if (req.idempotencyKey) {
+      const k = `${req.orgId}\u0000${req.idempotencyKey}`;
+      const existing = idempotency.get(k);
+      if (existing !== undefined) return { ticketId: existing, duplicate: true };
+      const id = nextTicketId++;
+      idempotency.set(k, id);
+      return { ticketId: id, duplicate: false };
+    }
+    return { ticketId: nextTicketId++, duplicate: false };
+  };
+
   const ticketsImpl = {
     createTicket: unaryHandler(
       logger,
       'createTicket',
       async (req: tickets.CreateTicketRequest, call) => {
         await record(calls.createTicket)(req, call);
-        if (req.idempotencyKey) {
-          const k = `${req.orgId}\u0000${req.idempotencyKey}`;
-          const existing = idempotency.get(k);
-          if (existing !== undefined) return { ticketId: existing, duplicate: true };
-          const id = nextTicketId++;
-          idempotency.set(k, id);
-          return { ticketId: id, duplicate: false };
-        }
-        return { ticketId: nextTicketId++, duplicate: false };
+        return createOne(req);
+      },
+    ),
+    // Like the real service: 1..64 creates, each answered as CreateTicket would answer it, one
+    // failing without failing the others; each create is recorded in calls.createTicket, and
+    // the call's request ids (comma-separated, one per create) with it.
+    createTicketBatch: unaryHandler(
+      logger,
+      'createTicketBatch',
+      async (req: tickets.CreateTicketBatchRequest, call) => {
+        if (req.tickets.length < 1 || req.tickets.length > 64)
+          throw new AppError('invalid_request', 'tickets must hold 1 to 64 creates', {
+            param: 'tickets',
+          });
+        await record(calls.createTicketBatch)(req, { metadata: { get: () => [] } });
+        const ids = call.metadata.get('x-request-id')[0];
+        if (typeof ids === 'string') requestIds.push(...ids.split(','));
+        calls.createTicket.push(...req.tickets);
+        return {
+          results: req.tickets.map((t) => {
+            try {
+              return { ...createOne(t), ...NO_BATCH_ERROR };
+            } catch (err) {
+              return { ticketId: 0, duplicate: false, ...toBatchItemError(err) };
+            }
+          }),
+        };
       },
     ),
     listTickets: unaryHandler(

@@ -1,4 +1,5 @@
 import {
+  batchRequestIdsOf,
   invalidRequest,
   NO_BATCH_ERROR,
   TurnQueue,
@@ -70,11 +71,7 @@ export function knowledgeHandlers(deps: KnowledgeDeps): knowledge.KnowledgeServi
         if (req.searches.length < 1 || req.searches.length > SEARCH_BATCH_MAX) {
           throw invalidRequest(`searches must hold 1 to ${SEARCH_BATCH_MAX} searches`, 'searches');
         }
-        // The gateway's batches carry each search's request id, comma-separated in order (a
-        // request id has no commas); other callers' one id stands for the whole batch.
-        const requestId = requestIdOf(call);
-        const ids = requestId?.split(',');
-        const idOf = (i: number) => (ids?.length === req.searches.length ? ids[i] : requestId);
+        const idOf = batchRequestIdsOf(call, req.searches.length);
         const settled = await settleEach(req.searches, { logger, method: 'SearchBatch' }, (s, i) =>
           turns.start(() => search(s, idOf(i))),
         );

@@ -1,10 +1,12 @@
 import type { ServerUnaryCall, handleUnaryCall } from '@grpc/grpc-js';
 import {
+  batchRequestIdsOf,
   invalidRequest,
   NO_BATCH_ERROR,
   requestIdOf,
   settleEach,
   toRfc3339,
+  withBatchItemSpan,
   unaryHandler,
   type Logger,
 } from '@support-agent/shared';
@@ -37,6 +39,8 @@ export function toProtoTicket(t: Ticket): tickets.Ticket {
 
 /** Most triage results one ApplyTriageBatch call takes (answers' triage sends at most its batch). */
 export const APPLY_TRIAGE_BATCH_MAX = 64;
+/** Most creates one CreateTicketBatch call takes (the gateway sends at most CREATE_TICKET_BATCH). */
+export const CREATE_TICKET_BATCH_MAX = 64;
 
 /**
  * The TicketsService gRPC handlers: map the wire messages to the use cases and
@@ -59,21 +63,41 @@ export function createTicketsHandlers(
   return {
     createTicket: handler<tickets.CreateTicketRequest, tickets.CreateTicketResponse>(
       'CreateTicket',
-      async (req, log) => {
-        const result = await createTicket(
-          deps,
-          {
-            orgId: req.orgId,
-            content: req.content,
-            authorName: req.authorName,
-            idempotencyKey: req.idempotencyKey,
-          },
-          log,
-        );
-        if (result.duplicate) ticketsMetrics.idempotentReplays.inc();
-        return { ticketId: result.ticketId, duplicate: result.duplicate };
-      },
+      createOne,
     ),
+
+    createTicketBatch: unaryHandler<
+      tickets.CreateTicketBatchRequest,
+      tickets.CreateTicketBatchResponse
+    >(logger, 'CreateTicketBatch', async (req, call) => {
+      if (req.tickets.length < 1 || req.tickets.length > CREATE_TICKET_BATCH_MAX)
+        throw invalidRequest(`tickets must hold 1 to ${CREATE_TICKET_BATCH_MAX}`, 'tickets');
+      const requestIdOfItem = batchRequestIdsOf(call, req.tickets.length);
+      // Started together, the creates share tickets' transactions (shared-transactions.ts), as
+      // single calls arriving in one turn do; each runs in a span of its own request's trace,
+      // so its outbox row (and event) continues that trace.
+      const settled = await settleEach(
+        req.tickets,
+        { logger, method: 'CreateTicketBatch' },
+        (t, i) => {
+          const log = logger.child({
+            requestId: requestIdOfItem(i),
+            orgId: t.orgId,
+            method: 'CreateTicketBatch',
+          });
+          return withBatchItemSpan('CreateTicketBatch item', req.traceparents[i], () =>
+            createOne(t, log),
+          );
+        },
+      );
+      return {
+        results: settled.map((s) =>
+          'error' in s
+            ? { ticketId: 0, duplicate: false, ...s.error }
+            : { ...s.value, ...NO_BATCH_ERROR },
+        ),
+      };
+    }),
 
     listTickets: handler<tickets.ListTicketsRequest, tickets.ListTicketsResponse>(
       'ListTickets',
@@ -153,6 +177,24 @@ export function createTicketsHandlers(
       };
     }),
   };
+
+  async function createOne(
+    req: tickets.CreateTicketRequest,
+    log: Logger,
+  ): Promise<tickets.CreateTicketResponse> {
+    const result = await createTicket(
+      deps,
+      {
+        orgId: req.orgId,
+        content: req.content,
+        authorName: req.authorName,
+        idempotencyKey: req.idempotencyKey,
+      },
+      log,
+    );
+    if (result.duplicate) ticketsMetrics.idempotentReplays.inc();
+    return { ticketId: result.ticketId, duplicate: result.duplicate };
+  }
 
   async function applyOne(req: tickets.ApplyTriageRequest, log: Logger) {
     const result = await applyTriage(deps, {

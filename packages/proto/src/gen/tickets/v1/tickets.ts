@@ -57,6 +57,37 @@ export interface CreateTicketResponse {
   duplicate: boolean;
 }
 
+export interface CreateTicketBatchRequest {
+  /** 1..64 creates. */
+  tickets: CreateTicketRequest[];
+  /**
+   * The W3C traceparent of each create's request, in the order of `tickets` (empty: none), so
+   * each ticket's events continue its own request's trace; absent when tracing is off.
+   */
+  traceparents: string[];
+}
+
+/** One create of a batch: what CreateTicket returns for it, or the error it would have returned. */
+export interface CreateTicketBatchResult {
+  ticketId: number;
+  duplicate: boolean;
+  /**
+   * Empty when the create succeeded; else the error code (invalid_request, …), and the
+   * ticket_id is 0.
+   */
+  errorCode: string;
+  errorMessage: string;
+  /** The offending parameter of an invalid_request, if any. */
+  errorParam: string;
+  /** Seconds to wait before retrying (service_unavailable); 0 when not said. */
+  errorRetryAfter: number;
+}
+
+export interface CreateTicketBatchResponse {
+  /** One per create, in the order of the request. */
+  results: CreateTicketBatchResult[];
+}
+
 export interface ListTicketsRequest {
   orgId: string;
   status?: string | undefined;
@@ -622,6 +653,335 @@ export const CreateTicketResponse: MessageFns<CreateTicketResponse> = {
     const message = createBaseCreateTicketResponse();
     message.ticketId = object.ticketId ?? 0;
     message.duplicate = object.duplicate ?? false;
+    return message;
+  },
+};
+
+function createBaseCreateTicketBatchRequest(): CreateTicketBatchRequest {
+  return { tickets: [], traceparents: [] };
+}
+
+export const CreateTicketBatchRequest: MessageFns<CreateTicketBatchRequest> = {
+  encode(message: CreateTicketBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tickets) {
+      CreateTicketRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.traceparents) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateTicketBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateTicketBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tickets.push(CreateTicketRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.traceparents.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateTicketBatchRequest {
+    return {
+      tickets: globalThis.Array.isArray(object?.tickets)
+        ? object.tickets.map((e: any) => CreateTicketRequest.fromJSON(e))
+        : [],
+      traceparents: globalThis.Array.isArray(object?.traceparents)
+        ? object.traceparents.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CreateTicketBatchRequest): unknown {
+    const obj: any = {};
+    if (message.tickets?.length) {
+      obj.tickets = message.tickets.map((e) => CreateTicketRequest.toJSON(e));
+    }
+    if (message.traceparents?.length) {
+      obj.traceparents = message.traceparents;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateTicketBatchRequest>, I>>(base?: I): CreateTicketBatchRequest {
+    return CreateTicketBatchRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateTicketBatchRequest>, I>>(object: I): CreateTicketBatchRequest {
+    const message = createBaseCreateTicketBatchRequest();
+    message.tickets = object.tickets?.map((e) => CreateTicketRequest.fromPartial(e)) || [];
+    message.traceparents = object.traceparents?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseCreateTicketBatchResult(): CreateTicketBatchResult {
+  return { ticketId: 0, duplicate: false, errorCode: "", errorMessage: "", errorParam: "", errorRetryAfter: 0 };
+}
+
+export const CreateTicketBatchResult: MessageFns<CreateTicketBatchResult> = {
+  encode(message: CreateTicketBatchResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ticketId !== 0) {
+      writer.uint32(8).int64(message.ticketId);
+    }
+    if (message.duplicate !== false) {
+      writer.uint32(16).bool(message.duplicate);
+    }
+    if (message.errorCode !== "") {
+      writer.uint32(26).string(message.errorCode);
+    }
+    if (message.errorMessage !== "") {
+      writer.uint32(34).string(message.errorMessage);
+    }
+    if (message.errorParam !== "") {
+      writer.uint32(42).string(message.errorParam);
+    }
+    if (message.errorRetryAfter !== 0) {
+      writer.uint32(48).int32(message.errorRetryAfter);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateTicketBatchResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateTicketBatchResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.ticketId = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.duplicate = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.errorCode = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.errorMessage = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorParam = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.errorRetryAfter = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateTicketBatchResult {
+    return {
+      ticketId: isSet(object.ticketId)
+        ? globalThis.Number(object.ticketId)
+        : isSet(object.ticket_id)
+        ? globalThis.Number(object.ticket_id)
+        : 0,
+      duplicate: isSet(object.duplicate) ? globalThis.Boolean(object.duplicate) : false,
+      errorCode: isSet(object.errorCode)
+        ? globalThis.String(object.errorCode)
+        : isSet(object.error_code)
+        ? globalThis.String(object.error_code)
+        : "",
+      errorMessage: isSet(object.errorMessage)
+        ? globalThis.String(object.errorMessage)
+        : isSet(object.error_message)
+        ? globalThis.String(object.error_message)
+        : "",
+      errorParam: isSet(object.errorParam)
+        ? globalThis.String(object.errorParam)
+        : isSet(object.error_param)
+        ? globalThis.String(object.error_param)
+        : "",
+      errorRetryAfter: isSet(object.errorRetryAfter)
+        ? globalThis.Number(object.errorRetryAfter)
+        : isSet(object.error_retry_after)
+        ? globalThis.Number(object.error_retry_after)
+        : 0,
+    };
+  },
+
+  toJSON(message: CreateTicketBatchResult): unknown {
+    const obj: any = {};
+    if (message.ticketId !== 0) {
+      obj.ticketId = Math.round(message.ticketId);
+    }
+    if (message.duplicate !== false) {
+      obj.duplicate = message.duplicate;
+    }
+    if (message.errorCode !== "") {
+      obj.errorCode = message.errorCode;
+    }
+    if (message.errorMessage !== "") {
+      obj.errorMessage = message.errorMessage;
+    }
+    if (message.errorParam !== "") {
+      obj.errorParam = message.errorParam;
+    }
+    if (message.errorRetryAfter !== 0) {
+      obj.errorRetryAfter = Math.round(message.errorRetryAfter);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateTicketBatchResult>, I>>(base?: I): CreateTicketBatchResult {
+    return CreateTicketBatchResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateTicketBatchResult>, I>>(object: I): CreateTicketBatchResult {
+    const message = createBaseCreateTicketBatchResult();
+    message.ticketId = object.ticketId ?? 0;
+    message.duplicate = object.duplicate ?? false;
+    message.errorCode = object.errorCode ?? "";
+    message.errorMessage = object.errorMessage ?? "";
+    message.errorParam = object.errorParam ?? "";
+    message.errorRetryAfter = object.errorRetryAfter ?? 0;
+    return message;
+  },
+};
+
+function createBaseCreateTicketBatchResponse(): CreateTicketBatchResponse {
+  return { results: [] };
+}
+
+export const CreateTicketBatchResponse: MessageFns<CreateTicketBatchResponse> = {
+  encode(message: CreateTicketBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      CreateTicketBatchResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateTicketBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateTicketBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(CreateTicketBatchResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateTicketBatchResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => CreateTicketBatchResult.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CreateTicketBatchResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => CreateTicketBatchResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateTicketBatchResponse>, I>>(base?: I): CreateTicketBatchResponse {
+    return CreateTicketBatchResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateTicketBatchResponse>, I>>(object: I): CreateTicketBatchResponse {
+    const message = createBaseCreateTicketBatchResponse();
+    message.results = object.results?.map((e) => CreateTicketBatchResult.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1812,6 +2172,22 @@ export const TicketsServiceService = {
       Buffer.from(CreateTicketResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CreateTicketResponse => CreateTicketResponse.decode(value),
   },
+  /**
+   * Several creates in one call (the gateway's creates of one event-loop turn): each handled as
+   * CreateTicket would handle it, in order; one that fails does not fail the others. An
+   * x-request-id of comma-separated ids, one per create, names each create's request.
+   */
+  createTicketBatch: {
+    path: "/supportagent.tickets.v1.TicketsService/CreateTicketBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateTicketBatchRequest): Buffer =>
+      Buffer.from(CreateTicketBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateTicketBatchRequest => CreateTicketBatchRequest.decode(value),
+    responseSerialize: (value: CreateTicketBatchResponse): Buffer =>
+      Buffer.from(CreateTicketBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateTicketBatchResponse => CreateTicketBatchResponse.decode(value),
+  },
   /** Lists tickets newest first (created_at desc, id desc) with keyset cursors. */
   listTickets: {
     path: "/supportagent.tickets.v1.TicketsService/ListTickets" as const,
@@ -1876,6 +2252,12 @@ export interface TicketsServiceServer extends UntypedServiceImplementation {
    * already used in the organization (duplicate = true).
    */
   createTicket: handleUnaryCall<CreateTicketRequest, CreateTicketResponse>;
+  /**
+   * Several creates in one call (the gateway's creates of one event-loop turn): each handled as
+   * CreateTicket would handle it, in order; one that fails does not fail the others. An
+   * x-request-id of comma-separated ids, one per create, names each create's request.
+   */
+  createTicketBatch: handleUnaryCall<CreateTicketBatchRequest, CreateTicketBatchResponse>;
   /** Lists tickets newest first (created_at desc, id desc) with keyset cursors. */
   listTickets: handleUnaryCall<ListTicketsRequest, ListTicketsResponse>;
   getTicket: handleUnaryCall<GetTicketRequest, GetTicketResponse>;
@@ -1909,6 +2291,26 @@ export interface TicketsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CreateTicketResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Several creates in one call (the gateway's creates of one event-loop turn): each handled as
+   * CreateTicket would handle it, in order; one that fails does not fail the others. An
+   * x-request-id of comma-separated ids, one per create, names each create's request.
+   */
+  createTicketBatch(
+    request: CreateTicketBatchRequest,
+    callback: (error: ServiceError | null, response: CreateTicketBatchResponse) => void,
+  ): ClientUnaryCall;
+  createTicketBatch(
+    request: CreateTicketBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateTicketBatchResponse) => void,
+  ): ClientUnaryCall;
+  createTicketBatch(
+    request: CreateTicketBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateTicketBatchResponse) => void,
   ): ClientUnaryCall;
   /** Lists tickets newest first (created_at desc, id desc) with keyset cursors. */
   listTickets(
