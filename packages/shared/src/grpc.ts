@@ -359,9 +359,16 @@ export function requestIdOf(call: { metadata: Metadata }): string | undefined {
 }
 
 /**
- * The request id of each item of a batch call: the gateway sends its batches with their
- * requests' ids comma-separated, one per item in order (a request id has no commas); any other
- * id (answers' one id for a triage batch) stands for every item.
+ * The request id of a batch call that names each item's request: their ids comma-separated,
+ * one per item in order (the gateway's request ids hold no commas), read by batchRequestIdsOf.
+ */
+export function batchRequestId(itemRequestIds: readonly (string | undefined)[]): string {
+  return itemRequestIds.map((id) => id ?? '').join(',');
+}
+
+/**
+ * The request id of each item of a batch call: one per item when the call's id lists them
+ * (batchRequestId); any other id (answers' one id for a triage batch) stands for every item.
  */
 export function batchRequestIdsOf(
   call: { metadata: Metadata },

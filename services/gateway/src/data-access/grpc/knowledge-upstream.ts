@@ -2,6 +2,7 @@ import { makeGenericClientConstructor } from '@grpc/grpc-js';
 import { knowledge } from '@support-agent/proto';
 import {
   AppError,
+  batchRequestId,
   CallBatcher,
   createKnowledgeClient,
   createServiceClient,
@@ -62,11 +63,9 @@ export function openKnowledgeUpstream(
     ({ request, requestId }, timeoutMs) =>
       bytes.search(request, { timeoutMs, ...(requestId ? { requestId } : {}) }),
     async (pending, timeoutMs) => {
-      // Each search's request id, in order, for knowledge's log lines (request ids hold no commas).
-      const requestId = pending.map((p) => p.requestId ?? '').join(',');
       const pb = await bytes.searchBatch(
         { searches: pending.map((p) => p.request) },
-        { timeoutMs, requestId },
+        { timeoutMs, requestId: batchRequestId(pending.map((p) => p.requestId)) },
       );
       try {
         return searchBatchItems(pb).map((item) =>

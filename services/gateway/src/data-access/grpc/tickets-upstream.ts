@@ -1,5 +1,6 @@
 import type { tickets } from '@support-agent/proto';
 import {
+  batchRequestId,
   CallBatcher,
   createTicketsClient,
   DEFAULT_DEADLINE_MS,
@@ -42,8 +43,7 @@ export function openTicketsUpstream(
             ? pending.map((p) => p.traceparent ?? '')
             : [],
         },
-        // Each create's request id, in order (request ids hold no commas).
-        { timeoutMs, requestId: pending.map((p) => p.requestId ?? '').join(',') },
+        { timeoutMs, requestId: batchRequestId(pending.map((p) => p.requestId)) },
       );
       return results.map((r) =>
         r.errorCode === ''
