@@ -1,4 +1,4 @@
-import { AppError, isErrorCode } from './errors.js';
+import { AppError, isErrorCode, isUnimplementedCall } from './errors.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -81,7 +81,8 @@ interface Pending<Req, Res> {
  * of at most `max` requests, so grpc-js's per-call work on both sides is paid once per batch
  * instead of once per item (docs/performance.md). A call asked alone goes as the single call;
  * `max` 1 sends every call on its own. Each caller settles with its own result or error; a
- * batch call that fails as a whole fails each of its callers with that error.
+ * batch call that fails as a whole fails each of its callers with that error, except on a
+ * server without the batch RPC, whose callers are sent the single calls.
  */
 export class CallBatcher<Req, Res> {
   private pending: Pending<Req, Res>[] = [];
@@ -133,6 +134,12 @@ export class CallBatcher<Req, Res> {
         else p.resolve(r);
       });
     } catch (err) {
+      // A server that predates the batch RPC (an older version during a rolling deploy) has
+      // no handler for it: its callers get the single calls instead.
+      if (isUnimplementedCall(err)) {
+        for (const p of batch) this.one(p.request, p.timeoutMs).then(p.resolve, p.reject);
+        return;
+      }
       for (const p of batch) p.reject(err);
     }
   }

@@ -80,6 +80,16 @@ export function toGrpcError(err: unknown): Partial<ServiceError> {
 }
 
 /**
+ * True for a call the server has no handler for (gRPC UNIMPLEMENTED that carries none of our
+ * error codes): a method added after the server's version, as during a rolling deploy.
+ */
+export function isUnimplementedCall(err: unknown): boolean {
+  const grpc = (err instanceof AppError && err.code === 'internal_error' ? err.cause : err) as
+    Partial<ServiceError> | undefined;
+  return grpc?.code === GrpcStatus.UNIMPLEMENTED && !isErrorCode(grpc.metadata?.get(META_CODE)[0]);
+}
+
+/**
  * Converts an error from a gRPC call into an AppError. Errors raised by our own
  * handlers carry their code in trailing metadata; transport failures (peer down,
  * deadline exceeded) become service_unavailable.
