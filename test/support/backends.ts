@@ -218,6 +218,13 @@ export async function freePort(): Promise<number> {
  */
 const PORT_RANGE = { first: 20_000, last: 32_767 };
 
+/**
+ * Ports this process has handed out, never drawn again: a port is free when drawn but its
+ * holder binds it a moment later, so two draws of one start (a service's gRPC and metrics
+ * ports) could name the same port (EADDRINUSE in CI). Forgotten when half the range is used.
+ */
+const handedOut = new Set<number>();
+
 /** Several distinct free ports: all listeners stay open until every port is picked. */
 async function freePorts(count: number): Promise<number[]> {
   const servers: net.Server[] = [];
@@ -227,7 +234,7 @@ async function freePorts(count: number): Promise<number[]> {
       if (tries >= 200) throw new Error(`no free port in ${PORT_RANGE.first}–${PORT_RANGE.last}`);
       const port =
         PORT_RANGE.first + Math.floor(Math.random() * (PORT_RANGE.last - PORT_RANGE.first + 1));
-      if (ports.includes(port)) continue;
+      if (ports.includes(port) || handedOut.has(port)) continue;
       const server = net.createServer();
       const bound = await new Promise<boolean>((resolve) => {
         server.once('error', () => resolve(false));
@@ -237,6 +244,8 @@ async function freePorts(count: number): Promise<number[]> {
       servers.push(server);
       ports.push(port);
     }
+    if (handedOut.size > (PORT_RANGE.last - PORT_RANGE.first) / 2) handedOut.clear();
+    for (const port of ports) handedOut.add(port);
     return ports;
   } finally {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
