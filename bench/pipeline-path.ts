@@ -78,12 +78,8 @@ try {
         await stack.service(n).stop();
         stack.service(n).start(variant.env);
       }
-      await stack.gateways[0]!.stop();
-      stack.gateways[0]!.start(variant.env);
-      await Promise.all([
-        ...RESTARTED.map((n) => stack.waitForService(n)),
-        stack.waitForGateway(0),
-      ]);
+      await Promise.all(RESTARTED.map((n) => stack.waitForService(n)));
+      await stack.restartGateway(0, variant.env);
       console.log(`round ${round}: variant ${variant.name} ${JSON.stringify(variant.env)}`);
     }
     const { run, pipeline } = await createThroughPipeline(

@@ -262,9 +262,10 @@ export class Stack {
     await this.restartService('tickets', signal);
   }
 
-  async restartGateway(i: number): Promise<void> {
+  /** Restarts gateway i, with `env` added to its environment (none: as it was). */
+  async restartGateway(i: number, env?: Record<string, string>): Promise<void> {
     await this.gateways[i]!.stop();
-    this.gateways[i]!.start();
+    this.gateways[i]!.start(env);
     await this.waitForGateway(i);
   }
 
