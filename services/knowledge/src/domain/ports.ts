@@ -98,8 +98,8 @@ export interface EntryProfile {
   questionTerms: QuestionTerms;
   /** Σ count² of the character trigrams of the question's terms. */
   questionGramNorm2: number;
-  /** True when the entry's answer holds the term (one of the query's terms). */
-  inAnswer(term: QueryTerm): boolean;
+  /** True when the entry's answer holds the term: the query's term at `index` of its terms. */
+  inAnswer(term: QueryTerm, index: number): boolean;
 }
 
 /**

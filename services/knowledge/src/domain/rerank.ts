@@ -120,7 +120,7 @@ export function featureRows(
     let inAnswer = 0;
     for (let j = 0; j < query.terms.length; j++) {
       if (held[j] === 1) inQuestion += idfs[j]!;
-      if (profile.inAnswer(query.terms[j]!)) inAnswer += idfs[j]!;
+      if (profile.inAnswer(query.terms[j]!, j)) inAnswer += idfs[j]!;
     }
     return {
       candidate: candidates[r]!,

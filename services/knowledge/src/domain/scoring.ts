@@ -158,8 +158,8 @@ export function lexicalSimilarity(
   for (let t = 0; t < query.length; t++) {
     const w = query[t]!.count * idfs[t]!;
     max += w * (BM25_K1 + 1);
-    const tf = weights[offset + t]!;
-    if (tf > 0) score += w * tf;
+    // An absent term adds w · 0: summed without a branch, which would go either way at random.
+    score += w * weights[offset + t]!;
   }
   return max > 0 ? score / max : 0;
 }

@@ -119,10 +119,7 @@ class SlotCandidates implements CandidateSet {
     return {
       entry: this.org.entryAt(slot, this.ids[k]!),
       cosine: this.cosines ? this.cosines[k]! : null,
-      profile: this.org.profileOf(slot, (term) => {
-        const t = this.terms.findIndex((q) => q.id === term.id);
-        return t >= 0 && this.inAnswer[row + t] === 1;
-      }),
+      profile: this.org.profileOf(slot, (_term, t) => this.inAnswer[row + t] === 1),
     };
   }
 }

@@ -110,7 +110,10 @@ function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
     for (let i = 0; i < c.length; i++) {
       const slot = c.slots[i]!;
       if (alive[slot] === 0) continue;
-      if (scores[slot] === 0) touched[n++] = slot;
+      // Listed on its first touch, without a branch (first or not goes either way at random):
+      // the slot is written at the list's end either way, and kept there only the first time.
+      touched[n] = slot;
+      n += +(scores[slot] === 0);
       scores[slot]! += c.weight * c.weights[i]!;
     }
   }

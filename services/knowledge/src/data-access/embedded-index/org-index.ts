@@ -1,12 +1,6 @@
 import type { SegmentLine } from '@support-agent/shared';
 import { answerTermIds, entryTextFacts } from '../../domain/entry-profile.js';
-import type {
-  EntryProfile,
-  QueryTerm,
-  SparseVector,
-  StoredEntry,
-  WriteOutcome,
-} from '../../domain/ports.js';
+import type { EntryProfile, SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
 import { compareIds } from '../../domain/scoring.js';
 import { grown } from '../../domain/typed-arrays.js';
 import { DenseVectors, type VectorSpill } from './dense-store.js';
@@ -204,7 +198,7 @@ export class OrgIndex implements EntrySource {
   }
 
   /** What the reranker reads of the slot's text; `inAnswer` says which query terms its answer holds. */
-  profileOf(slot: number, inAnswer: (term: QueryTerm) => boolean): EntryProfile {
+  profileOf(slot: number, inAnswer: EntryProfile['inAnswer']): EntryProfile {
     const q = this.questions;
     return {
       questionKey: q.keys[slot]!,
