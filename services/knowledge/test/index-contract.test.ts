@@ -217,6 +217,29 @@ for (const harness of [embeddedHarness, qdrantHarness]) {
       assert.equal(results.length, 2);
     });
 
+    it('when searches run at once, then each gets what it gets alone', async () => {
+      // The search path reuses typed arrays between calls for the stretches that run without
+      // yielding; searches interleaved at their awaits must not see each other's.
+      const queries = [
+        'I forgot my password, how can I reset it?',
+        'Where can I download my invoices?',
+        'account security settings, billing, members and api keys',
+        'api keys',
+        'how do I invite a member to the team',
+        'cancel subscription',
+      ];
+      const alone = [];
+      for (const q of queries)
+        alone.push(await searchEntries(deps, { orgId: org, query: q, limit: 10 }));
+      const together = await Promise.all(
+        [...queries, ...queries].map((q) =>
+          searchEntries(deps, { orgId: org, query: q, limit: 10 }),
+        ),
+      );
+      assert.ok(alone.every((r) => r.length > 0));
+      assert.deepEqual(together, [...alone, ...alone]);
+    });
+
     it('when entries are upserted again, then they count as updated and changed text is what search finds', async () => {
       const changed = {
         ...ENTRIES[1]!,

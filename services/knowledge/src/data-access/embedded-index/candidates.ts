@@ -1,9 +1,13 @@
 import { noCandidates } from '../../domain/candidate-set.js';
 import type { Candidate, CandidateQuery, CandidateSet, QueryTerm } from '../../domain/ports.js';
-import { CHUNK_ROWS, sparseQuery, type SparseQuery } from './dense-store.js';
+import { CHUNK_ROWS, emptySparseQuery, sparseQuery, type SparseQuery } from './dense-store.js';
 import { lexicalTop } from './lexical-top.js';
 import type { OrgIndex } from './org-index.js';
 import { TopK } from './top-k.js';
+import { Scratch } from '../../domain/typed-arrays.js';
+
+/** The query vector's components, reused: candidatesOf reads them before it returns. */
+const queryComponents = emptySparseQuery();
 
 /**
  * The hybrid candidates of one organization: the best BM25 matches over the inverted index
@@ -26,7 +30,7 @@ export function candidatesOf(
   if (!org || org.live === 0) return noCandidates(query.terms);
   for (const t of query.terms) documentFrequency.set(t.id, org.terms.df.get(t.id) ?? 0);
 
-  const dense = query.dense ? sparseQuery(query.dense) : null;
+  const dense = query.dense ? sparseQuery(query.dense, queryComponents) : null;
   const lexical = lexicalTop(org, query, accumulateUpTo);
   // The brute-force pass over float32 vectors computes every slot's exact cosine: kept for
   // the candidates instead of computing theirs again.
@@ -37,17 +41,19 @@ export function candidatesOf(
     if (!org.dense.quantized) cosines = org.cosineScratch();
     semantic = denseTop(org, dense, query.limit, cosines);
   }
-  const slots = sortedUnion(lexical, semantic);
+  const union = sortedUnion(lexical, semantic);
+  const {
+    slots,
+    termWeights,
+    inAnswer,
+    cosines: candidateCosines,
+  } = candidateColumns(union.length, query.terms.length, dense !== null);
+  slots.set(union);
 
   // The entries' weights for the query's terms (all that lexical scoring reads), each posting
   // walked once over the candidates in slot order; then the vectors, also in slot order.
-  const termCount = query.terms.length;
-  const termWeights = new Float64Array(slots.length * termCount);
-  const inAnswer = new Uint8Array(slots.length * termCount);
   org.terms.readWeights(slots, query.terms, termWeights, inAnswer);
-  let candidateCosines: Float64Array | null = null;
-  if (dense) {
-    candidateCosines = new Float64Array(slots.length);
+  if (dense && candidateCosines) {
     if (cosines) for (let k = 0; k < slots.length; k++) candidateCosines[k] = cosines[slots[k]!]!;
     else org.dense.dotSlots(slots, dense, candidateCosines);
   }
@@ -62,9 +68,30 @@ export function candidatesOf(
   );
 }
 
-/** Both lists' slots, ascending, each once. */
+/**
+ * The columns of `n` candidates for `termCount` query terms, zeroed, as views of one buffer:
+ * they outlive the call (the reranker reads them after an await), so they cannot be reused,
+ * and one allocation costs a quarter of four (typed arrays' buffers live outside V8's heap).
+ */
+function candidateColumns(n: number, termCount: number, withCosines: boolean) {
+  const cells = n * termCount;
+  const cosineCount = withCosines ? n : 0;
+  // Float64 columns first, so every view starts at a multiple of its element size.
+  const buffer = new ArrayBuffer(8 * (cells + cosineCount) + 4 * n + cells);
+  return {
+    termWeights: new Float64Array(buffer, 0, cells),
+    cosines: withCosines ? new Float64Array(buffer, 8 * cells, n) : null,
+    slots: new Int32Array(buffer, 8 * (cells + cosineCount), n),
+    inAnswer: new Uint8Array(buffer, 8 * (cells + cosineCount) + 4 * n, cells),
+  };
+}
+
+/** The union's scratch, reused: it is copied into the candidates' own columns at once. */
+const union = new Scratch((n) => new Int32Array(n));
+
+/** Both lists' slots, ascending, each once (a view of a scratch, valid until the next call). */
 function sortedUnion(a: readonly number[], b: readonly number[]): Int32Array {
-  const all = new Int32Array(a.length + b.length);
+  const all = union.take(a.length + b.length);
   all.set(a);
   all.set(b, a.length);
   all.sort();
@@ -124,6 +151,9 @@ class SlotCandidates implements CandidateSet {
   }
 }
 
+/** The heap of every brute-force pass, reused: a pass runs to its end without yielding. */
+const denseBest = new TopK(0);
+
 /**
  * Exact dense nearest neighbours by brute force (only for small organizations). Only the
  * query's non-zero dimensions are visited: the built-in embeddings of a short query touch
@@ -132,7 +162,7 @@ class SlotCandidates implements CandidateSet {
  */
 function denseTop(org: OrgIndex, q: SparseQuery, k: number, cosines?: Float64Array): number[] {
   const dim = org.dimensions;
-  const top = new TopK(k);
+  const top = denseBest.reset(k);
   const alive = org.alive;
   const dense = org.dense;
   const { idx, val, nnz } = q;

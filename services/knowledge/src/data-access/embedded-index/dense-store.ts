@@ -82,20 +82,35 @@ export interface SparseQuery {
   nnz: number;
 }
 
-/** The non-zero components of `q`: the built-in embeddings of a short query have few. */
-export function sparseQuery(q: Float32Array): SparseQuery {
+/**
+ * The non-zero components of `q`: the built-in embeddings of a short query have few. Written
+ * into `into` when given (its arrays grown to q's length when shorter), so a caller that reads
+ * the result before yielding can keep one.
+ */
+export function sparseQuery(q: Float32Array, into?: SparseQuery): SparseQuery {
   let nnz = 0;
   for (let j = 0; j < q.length; j++) if (q[j] !== 0) nnz++;
-  const idx = new Int32Array(nnz);
-  const val = new Float32Array(nnz);
-  const columns = new Int32Array(nnz);
+  const out = into ?? emptySparseQuery();
+  if (out.idx.length < nnz) {
+    const length = into ? q.length : nnz;
+    out.idx = new Int32Array(length);
+    out.val = new Float32Array(length);
+    out.columns = new Int32Array(length);
+  }
+  const { idx, val, columns } = out;
   for (let j = 0, i = 0; j < q.length; j++) {
     if (q[j] === 0) continue;
     idx[i] = j;
     val[i] = q[j]!;
     columns[i++] = j * CHUNK_ROWS;
   }
-  return { idx, val, columns, nnz };
+  out.nnz = nnz;
+  return out;
+}
+
+/** A sparse query of no components, to be written into by sparseQuery. */
+export function emptySparseQuery(): SparseQuery {
+  return { idx: new Int32Array(0), val: new Float32Array(0), columns: new Int32Array(0), nnz: 0 };
 }
 
 /**

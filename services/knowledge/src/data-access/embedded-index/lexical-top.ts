@@ -25,6 +25,9 @@ class Cursor {
   }
 }
 
+/** The heap of every lexical pass, reused: a pass runs to its end without yielding. */
+const lexicalBest = new TopK(0);
+
 /**
  * Up to this many postings in all, adding every posting into per-slot sums is cheaper than
  * MaxScore's bookkeeping (a small organization, or rare terms only).
@@ -52,7 +55,7 @@ export function lexicalTop(
     const weight = t.count * idf(org.live, df.get(t.id) ?? 0);
     cursors.push(new Cursor(p, weight));
   }
-  const top = new TopK(query.limit);
+  const top = lexicalBest.reset(query.limit);
   if (cursors.length === 0 || query.limit === 0) return top.result();
   let postingsInAll = 0;
   for (const c of cursors) postingsInAll += c.length;

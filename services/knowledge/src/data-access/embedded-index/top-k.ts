@@ -3,8 +3,8 @@
  * Among equal scores the one offered first is kept.
  */
 export class TopK {
-  private readonly slots: Int32Array;
-  private readonly scores: Float64Array;
+  private slots: Int32Array;
+  private scores: Float64Array;
   size = 0;
   /**
    * What a score must beat to be kept: the lowest kept once k are kept, −∞ before. Callers
@@ -12,9 +12,25 @@ export class TopK {
    */
   floor = -Infinity;
 
-  constructor(readonly k: number) {
+  constructor(public k: number) {
     this.slots = new Int32Array(k);
     this.scores = new Float64Array(k);
+  }
+
+  /**
+   * Empties it to keep the `k` best from now on, in the arrays it has when they are long
+   * enough: a pass that needs one TopK at a time keeps one (allocating two typed arrays per
+   * pass was a measurable part of a search).
+   */
+  reset(k: number): this {
+    if (this.slots.length < k) {
+      this.slots = new Int32Array(k);
+      this.scores = new Float64Array(k);
+    }
+    this.k = k;
+    this.size = 0;
+    this.floor = -Infinity;
+    return this;
   }
 
   /** Offers a pair; true when it is kept (for now). */
