@@ -28,6 +28,9 @@ const QUESTION_SHARE = 0.6;
 export class HashedEmbeddings implements EmbeddingProvider {
   readonly fingerprint: Fingerprint;
   private part: Float32Array | undefined;
+  /** Bits of the dimensions a text's families touched, and of those one family touched. */
+  private used: Int32Array | undefined;
+  private touched: Int32Array | undefined;
   /** The feature tables, reused by every text this instance embeds. */
   private features: TextFeatures | undefined;
   /** Signed hashing keeps unrelated texts near 0; a text with itself is 1. */
@@ -69,30 +72,70 @@ export class HashedEmbeddings implements EmbeddingProvider {
     const stems = content.map(stem);
     const features = (this.features ??= new TextFeatures());
     const v = new Float32Array(this.dimensions);
+    const used = (this.used ??= new Int32Array((this.dimensions + 31) >> 5));
     // Each family is counted, then added, before the next reuses the scratch.
-    this.addFamily(v, features.unigrams(stems, FAMILY.unigram.seed), FAMILY.unigram.weight);
-    this.addFamily(v, features.bigrams(stems, FAMILY.bigram.seed), FAMILY.bigram.weight);
-    this.addFamily(v, features.chargrams(content, FAMILY.chargram.seed), FAMILY.chargram.weight);
-    return normalize(v);
+    this.addFamily(v, used, features.unigrams(stems, FAMILY.unigram.seed), FAMILY.unigram.weight);
+    this.addFamily(v, used, features.bigrams(stems, FAMILY.bigram.seed), FAMILY.bigram.weight);
+    this.addFamily(
+      v,
+      used,
+      features.chargrams(content, FAMILY.chargram.seed),
+      FAMILY.chargram.weight,
+    );
+    // normalize(v), over the dimensions the families touched (the others are 0).
+    let norm = 0;
+    forEachBit(used, (d) => (norm += v[d]! * v[d]!));
+    if (norm !== 0) {
+      const inv = 1 / Math.sqrt(norm);
+      forEachBit(used, (d) => (v[d]! *= inv));
+    }
+    used.fill(0);
+    return v;
   }
 
-  /** Adds a family's features, in first-seen order, L2-normalised and weighted. */
-  private addFamily(target: Float32Array, features: FeatureCounts, weight: number): void {
+  /**
+   * Adds a family's features, in first-seen order, L2-normalised and weighted, and flags the
+   * dimensions it touched in `used`. A query's features touch a fraction of the dimensions:
+   * only those are read, in ascending order (a bit per dimension), so every sum is the one a
+   * sweep over all of them makes, to the bit (the others would only add zeros).
+   */
+  private addFamily(
+    target: Float32Array,
+    used: Int32Array,
+    features: FeatureCounts,
+    weight: number,
+  ): void {
     const { hashes, counts, size } = features;
     if (size === 0) return;
-    // One scratch row per instance (embedding is synchronous), cleared for each family.
-    const part = (this.part ??= new Float32Array(this.dimensions)).fill(0);
     const dimensions = this.dimensions;
+    // Scratch rows per instance (embedding is synchronous), all 0 again after each family.
+    const part = (this.part ??= new Float32Array(dimensions));
+    const touched = (this.touched ??= new Int32Array(used.length));
     for (let k = 0; k < size; k++) {
       const h = hashes[k]!;
       const sign = h < 0 ? -1 : 1;
-      part[(h >>> 0) % dimensions]! += sign * (1 + Math.log(counts[k]!));
+      const d = (h >>> 0) % dimensions;
+      part[d]! += sign * (1 + Math.log(counts[k]!));
+      touched[d >> 5]! |= 1 << (d & 31);
     }
     let norm = 0;
-    for (let i = 0; i < part.length; i++) norm += part[i]! * part[i]!;
-    if (norm === 0) return;
-    const scale = weight / Math.sqrt(norm);
-    for (let i = 0; i < part.length; i++) target[i]! += part[i]! * scale;
+    forEachBit(touched, (d) => (norm += part[d]! * part[d]!));
+    if (norm !== 0) {
+      const scale = weight / Math.sqrt(norm);
+      forEachBit(touched, (d) => (target[d]! += part[d]! * scale));
+    }
+    forEachBit(touched, (d) => (part[d] = 0));
+    for (let w = 0; w < touched.length; w++) {
+      used[w]! |= touched[w]!;
+      touched[w] = 0;
+    }
+  }
+}
+
+/** Calls `visit` with the index of every set bit of `bits`, ascending (bit i of word i >> 5). */
+function forEachBit(bits: Int32Array, visit: (index: number) => void): void {
+  for (let w = 0; w < bits.length; w++) {
+    for (let b = bits[w]!; b !== 0; b &= b - 1) visit((w << 5) | (31 - Math.clz32(b & -b)));
   }
 }
 
