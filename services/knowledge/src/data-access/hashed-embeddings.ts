@@ -84,10 +84,12 @@ export class HashedEmbeddings implements EmbeddingProvider {
     );
     // normalize(v), over the dimensions the families touched (the others are 0).
     let norm = 0;
-    forEachBit(used, (d) => (norm += v[d]! * v[d]!));
+    for (let w = 0; w < used.length; w++)
+      for (let b = used[w]!; b !== 0; b &= b - 1) norm += square(v[bitAt(w, b)]!);
     if (norm !== 0) {
       const inv = 1 / Math.sqrt(norm);
-      forEachBit(used, (d) => (v[d]! *= inv));
+      for (let w = 0; w < used.length; w++)
+        for (let b = used[w]!; b !== 0; b &= b - 1) v[bitAt(w, b)]! *= inv;
     }
     used.fill(0);
     return v;
@@ -118,25 +120,31 @@ export class HashedEmbeddings implements EmbeddingProvider {
       part[d]! += sign * (1 + Math.log(counts[k]!));
       touched[d >> 5]! |= 1 << (d & 31);
     }
+    // Loops written out, not a visitor: a closure over `norm` is an allocation per family.
     let norm = 0;
-    forEachBit(touched, (d) => (norm += part[d]! * part[d]!));
-    if (norm !== 0) {
-      const scale = weight / Math.sqrt(norm);
-      forEachBit(touched, (d) => (target[d]! += part[d]! * scale));
-    }
-    forEachBit(touched, (d) => (part[d] = 0));
+    for (let w = 0; w < touched.length; w++)
+      for (let b = touched[w]!; b !== 0; b &= b - 1) norm += square(part[bitAt(w, b)]!);
+    const scale = norm !== 0 ? weight / Math.sqrt(norm) : 0;
     for (let w = 0; w < touched.length; w++) {
+      for (let b = touched[w]!; b !== 0; b &= b - 1) {
+        const d = bitAt(w, b);
+        if (norm !== 0) target[d]! += part[d]! * scale;
+        part[d] = 0;
+      }
       used[w]! |= touched[w]!;
       touched[w] = 0;
     }
   }
 }
 
-/** Calls `visit` with the index of every set bit of `bits`, ascending (bit i of word i >> 5). */
-function forEachBit(bits: Int32Array, visit: (index: number) => void): void {
-  for (let w = 0; w < bits.length; w++) {
-    for (let b = bits[w]!; b !== 0; b &= b - 1) visit((w << 5) | (31 - Math.clz32(b & -b)));
-  }
+const square = (x: number): number => x * x;
+
+/**
+ * The index of the lowest set bit of `b`, word `w` of a bitmap (bit i of word i >> 5): with
+ * `b &= b - 1` after each, a word's bits are visited in ascending order.
+ */
+function bitAt(w: number, b: number): number {
+  return (w << 5) | (31 - Math.clz32(b & -b));
 }
 
 /** Scales to unit length in place; the zero vector stays zero. */

@@ -188,14 +188,26 @@ export function rerank(
     score: rankingScore(stage.ranker, r.features),
   }));
   const gaps = competitorGaps(scored);
-  return rows
-    .map((r, i) => ({
-      candidate: r.candidate,
-      score: round6(calibrated(stage, scored[i]!.score, gaps[i]!)),
-    }))
-    .filter((r) => r.score >= MIN_SCORE)
-    .sort((a, b) => b.score - a.score || compareIds(a.candidate.entry.id, b.candidate.entry.id))
-    .slice(0, limit);
+  // The best `limit` kept in order as they come (a search reranks 20 and returns 5, say): each
+  // row is compared with the few kept instead of all rows being sorted, and the rows that
+  // cannot enter are never made into results.
+  const best: RankedEntry[] = [];
+  const before = (score: number, id: string, b: RankedEntry) =>
+    score > b.score || (score === b.score && compareIds(id, b.candidate.entry.id) < 0);
+  for (let i = 0; i < rows.length && limit > 0; i++) {
+    const score = round6(calibrated(stage, scored[i]!.score, gaps[i]!));
+    if (score < MIN_SCORE) continue;
+    const candidate = rows[i]!.candidate;
+    const id = candidate.entry.id;
+    if (best.length === limit) {
+      if (!before(score, id, best[limit - 1]!)) continue;
+      best.pop();
+    }
+    let at = best.length;
+    for (; at > 0 && before(score, id, best[at - 1]!); at--) best[at] = best[at - 1]!;
+    best[at] = { candidate, score };
+  }
+  return best;
 }
 
 /** Checks a model read from JSON: known features, finite weights, one weight per feature. */
