@@ -1,5 +1,13 @@
 import { noCandidates } from '../../domain/candidate-set.js';
-import type { Candidate, CandidateQuery, CandidateSet, QueryTerm } from '../../domain/ports.js';
+import type {
+  Candidate,
+  CandidateQuery,
+  CandidateSet,
+  EntryProfile,
+  QueryTerm,
+  StoredEntry,
+} from '../../domain/ports.js';
+import type { QuestionTerms } from '../../domain/question-vocabulary.js';
 import { CHUNK_ROWS, emptySparseQuery, sparseQuery, type SparseQuery } from './dense-store.js';
 import { lexicalTop } from './lexical-top.js';
 import type { OrgIndex } from './org-index.js';
@@ -142,12 +150,40 @@ class SlotCandidates implements CandidateSet {
 
   candidate(k: number): Candidate {
     const slot = this.slots[k]!;
-    const row = k * this.terms.length;
-    return {
-      entry: this.org.entryAt(slot, this.ids[k]!),
-      cosine: this.cosines ? this.cosines[k]! : null,
-      profile: this.org.profileOf(slot, (_term, t) => this.inAnswer[row + t] === 1),
-    };
+    const questions = this.org.questions;
+    return new SlotCandidate(
+      this.org.entryAt(slot, this.ids[k]!),
+      this.cosines ? this.cosines[k]! : null,
+      questions.keys[slot]!,
+      questions.termsOf(slot),
+      questions.gramNorms[slot]!,
+      this.inAnswer,
+      k * this.terms.length,
+    );
+  }
+}
+
+/**
+ * A candidate and its profile (what the reranker reads of its question, from the
+ * organization's arrays) as one object: the reranker asks for 20 per search, and a candidate,
+ * a profile and a closure over the answer flags were three allocations each.
+ */
+class SlotCandidate implements Candidate, EntryProfile {
+  readonly profile: EntryProfile = this;
+
+  constructor(
+    readonly entry: StoredEntry,
+    readonly cosine: number | null,
+    readonly questionKey: number,
+    readonly questionTerms: QuestionTerms,
+    readonly questionGramNorm2: number,
+    /** The candidates' answer flags (SlotCandidates' inAnswer), this candidate's from `row`. */
+    private readonly answerFlags: Uint8Array,
+    private readonly row: number,
+  ) {}
+
+  inAnswer(_term: QueryTerm, index: number): boolean {
+    return this.answerFlags[this.row + index] === 1;
   }
 }
 

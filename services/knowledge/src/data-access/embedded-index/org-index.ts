@@ -197,17 +197,6 @@ export class OrgIndex implements EntrySource {
     return this.cosines;
   }
 
-  /** What the reranker reads of the slot's text; `inAnswer` says which query terms its answer holds. */
-  profileOf(slot: number, inAnswer: EntryProfile['inAnswer']): EntryProfile {
-    const q = this.questions;
-    return {
-      questionKey: q.keys[slot]!,
-      questionTerms: q.termsOf(slot),
-      questionGramNorm2: q.gramNorms[slot]!,
-      inAnswer,
-    };
-  }
-
   ensureCapacity(n: number): void {
     if (n <= this.capacity) return;
     // Doubling while small, then by a quarter: a big organization wastes little on headroom.
