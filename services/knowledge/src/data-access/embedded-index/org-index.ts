@@ -1,6 +1,6 @@
 import type { SegmentLine } from '@support-agent/shared';
 import { answerTermIds, entryTextFacts } from '../../domain/entry-profile.js';
-import type { EntryProfile, SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
+import type { SparseVector, StoredEntry, WriteOutcome } from '../../domain/ports.js';
 import { compareIds } from '../../domain/scoring.js';
 import { grown } from '../../domain/typed-arrays.js';
 import { DenseVectors, type VectorSpill } from './dense-store.js';
