@@ -1,8 +1,10 @@
 // CPU per search of two (or more) versions of the knowledge service's search, side by side in
 // one process: each source tree builds its own embedded index of the same entries, the same
-// queries run on each in alternating rounds, and the medians of CPU time (process.cpuUsage)
-// per search are compared. Also checks the rankings: how many queries come back with the same
-// entries in the same order, and the largest score difference. Not a test.
+// queries run on each, the versions taking turns every 50 queries (SEARCH_AB_CHUNK), and CPU
+// time (process.cpuUsage) per search is compared: per round, and as the median ratio of the
+// chunks run side by side, which a drifting machine speed disturbs least. Also checks the
+// rankings: how many queries come back with the same entries in the same order, and the
+// largest score difference. Not a test.
 //
 //   git archive <commit> services/knowledge packages bench | tar -x -C /tmp/base
 //   ln -s "$PWD/node_modules" /tmp/base/node_modules
@@ -127,16 +129,26 @@ if (labelled) {
   });
 }
 
+// Each round runs the queries in chunks of CHUNK, the versions taking turns chunk by chunk
+// (which goes first alternates), so both see the same moments of a machine whose speed drifts;
+// the ratio of each pair of chunks is kept, and its median is the comparison printed.
+const CHUNK = Number(process.env.SEARCH_AB_CHUNK ?? 50);
 const cpu: number[][] = versions.map(() => []);
+const chunkCpu: number[][] = versions.map(() => []);
 for (let round = 0; round < Number(roundsArg); round++) {
-  for (let k = 0; k < versions.length; k++) {
-    // Alternate which version goes first.
-    const j = (k + round) % versions.length;
-    const before = process.cpuUsage();
-    for (const q of queries) await versions[j]!.search(q);
-    const used = process.cpuUsage(before);
-    cpu[j]!.push((used.user + used.system) / 1000 / queries.length);
+  const spent = versions.map(() => 0);
+  for (let from = 0, turn = 0; from < queries.length; from += CHUNK, turn++) {
+    const chunk = queries.slice(from, from + CHUNK);
+    for (let k = 0; k < versions.length; k++) {
+      const j = (k + round + turn) % versions.length;
+      const before = process.cpuUsage();
+      for (const q of chunk) await versions[j]!.search(q);
+      const used = process.cpuUsage(before);
+      spent[j]! += used.user + used.system;
+      chunkCpu[j]!.push((used.user + used.system) / chunk.length);
+    }
   }
+  spent.forEach((us, j) => cpu[j]!.push(us / 1000 / queries.length));
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 versions.forEach((v, j) =>
@@ -144,4 +156,10 @@ versions.forEach((v, j) =>
     `${v.root} (${corpus}, ${size} entries): CPU ms per search, median ${median(cpu[j]!).toFixed(3)}, least ${Math.min(...cpu[j]!).toFixed(3)} (rounds ${cpu[j]!.map((x) => x.toFixed(3)).join(' ')})`,
   ),
 );
+for (let j = 1; j < versions.length; j++) {
+  const ratios = chunkCpu[j]!.map((x, i) => x / chunkCpu[0]![i]!);
+  console.log(
+    `${versions[j]!.root} / ${versions[0]!.root}: median of ${ratios.length} paired chunk ratios ${median(ratios).toFixed(3)}`,
+  );
+}
 for (const v of versions) await v.close();
