@@ -8,11 +8,11 @@ import type {
   StoredEntry,
 } from '../../domain/ports.js';
 import type { QuestionTerms } from '../../domain/question-vocabulary.js';
+import { Scratch } from '../../domain/typed-arrays.js';
 import { CHUNK_ROWS, emptySparseQuery, sparseQuery, type SparseQuery } from './dense-store.js';
 import { lexicalTop } from './lexical-top.js';
 import type { OrgIndex } from './org-index.js';
 import { TopK } from './top-k.js';
-import { Scratch } from '../../domain/typed-arrays.js';
 
 /** The query vector's components, reused: candidatesOf reads them before it returns. */
 const queryComponents = emptySparseQuery();
