@@ -117,7 +117,11 @@ export function competitionRanks(
  * Indices of the `depth` largest scores, largest first, equal scores by id (code-unit order):
  * kept in order by insertion, so only the few that enter are compared (ids only on ties).
  */
-export function bestOf(scores: Float64Array, idOf: (i: number) => string, depth: number): number[] {
+export function bestOf(
+  scores: ArrayLike<number>,
+  idOf: (i: number) => string,
+  depth: number,
+): number[] {
   const best: number[] = [];
   const before = (a: number, b: number) =>
     scores[a]! > scores[b]! || (scores[a] === scores[b] && compareIds(idOf(a), idOf(b)) < 0);

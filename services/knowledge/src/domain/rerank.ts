@@ -1,8 +1,8 @@
 import { profileFromText } from './entry-profile.js';
-import { firstStage } from './first-stage.js';
+import { bestOf, firstStage } from './first-stage.js';
 import type { Candidate, CandidateSet, EmbeddingProvider, QueryTerm } from './ports.js';
 import { QueryWords } from './question-match.js';
-import { compareIds, round6, MIN_SCORE } from './scoring.js';
+import { round6, MIN_SCORE } from './scoring.js';
 
 /**
  * Second stage of search: the best `depth` candidates of the hybrid first stage are
@@ -188,26 +188,15 @@ export function rerank(
     score: rankingScore(stage.ranker, r.features),
   }));
   const gaps = competitorGaps(scored);
-  // The best `limit` kept in order as they come (a search reranks 20 and returns 5, say): each
-  // row is compared with the few kept instead of all rows being sorted, and the rows that
-  // cannot enter are never made into results.
-  const best: RankedEntry[] = [];
-  const before = (score: number, id: string, b: RankedEntry) =>
-    score > b.score || (score === b.score && compareIds(id, b.candidate.entry.id) < 0);
-  for (let i = 0; i < rows.length && limit > 0; i++) {
+  // The best `limit` picked as the first stage picks its depth (bestOf: each row compared with
+  // the few kept, not all rows sorted); rows under the floor cannot be picked over any other.
+  const scores = rows.map((_, i) => {
     const score = round6(calibrated(stage, scored[i]!.score, gaps[i]!));
-    if (score < MIN_SCORE) continue;
-    const candidate = rows[i]!.candidate;
-    const id = candidate.entry.id;
-    if (best.length === limit) {
-      if (!before(score, id, best[limit - 1]!)) continue;
-      best.pop();
-    }
-    let at = best.length;
-    for (; at > 0 && before(score, id, best[at - 1]!); at--) best[at] = best[at - 1]!;
-    best[at] = { candidate, score };
-  }
-  return best;
+    return score >= MIN_SCORE ? score : -Infinity;
+  });
+  return bestOf(scores, (i) => rows[i]!.candidate.entry.id, limit)
+    .filter((i) => scores[i]! >= MIN_SCORE)
+    .map((i) => ({ candidate: rows[i]!.candidate, score: scores[i]! }));
 }
 
 /** Checks a model read from JSON: known features, finite weights, one weight per feature. */
