@@ -20,6 +20,31 @@ function vectors(count: number, seed: number): Float32Array[] {
 }
 
 describe('dense vectors', () => {
+  test('when a query vector is made sparse, then it lists exactly its non-zero components in ascending order, into the same arrays each time', () => {
+    const into = sparseQuery(new Float32Array(DIMENSIONS));
+    assert.equal(into.nnz, 0, 'the zero vector has no components');
+    const arrays = [into.idx, into.val, into.columns];
+    for (const seed of [1, 2, 3]) {
+      const [query] = vectors(1, seed);
+      query![0] = -0; // negative zero is zero
+      query![DIMENSIONS - 1] = 0.5; // the last component is read
+      const q = sparseQuery(query!, into);
+      assert.equal(q, into);
+      assert.deepEqual([q.idx, q.val, q.columns], arrays, 'no new arrays');
+      const expected = [...query!.keys()].filter((j) => query![j] !== 0);
+      assert.ok(expected.length > 1 && expected.length < DIMENSIONS - 1);
+      assert.deepEqual([...q.idx.subarray(0, q.nnz)], expected);
+      assert.deepEqual(
+        [...q.val.subarray(0, q.nnz)],
+        expected.map((j) => query![j]!),
+      );
+      assert.deepEqual(
+        [...q.columns.subarray(0, q.nnz)],
+        expected.map((j) => j * CHUNK_ROWS),
+      );
+    }
+  });
+
   test('when chunks are summed by the brute-force pass, then every row sum equals the scalar dot product to the bit', () => {
     // Two full chunks and part of a third; 13 non-zero query dimensions (not a multiple of the
     // pass's eight), negative values included.

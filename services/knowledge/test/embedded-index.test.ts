@@ -17,7 +17,13 @@ import {
 } from '../src/data-access/embedded-index/index.js';
 import { JournalReader } from '../src/data-access/embedded-index/journal-reader.js';
 import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
-import { lexicalSimilarity, queryTerms, termIdfs } from '../src/domain/scoring.js';
+import {
+  bm25Score,
+  documentTerms,
+  queryTerms,
+  sparseValue,
+  termIdfs,
+} from '../src/domain/scoring.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
 import { silentLogger, tempDir } from './support/fixtures.js';
@@ -229,7 +235,7 @@ describe('embedded index lexical candidates', () => {
     ['pruned (MaxScore)', 0],
     ['accumulated', Infinity],
   ] as const)
-    it(`when a query mixes a word most entries hold with rare ones, then the ${way} top k is exactly the k best by BM25, dead entries left out`, async () => {
+    it(`when a query mixes a word most entries hold with rare ones, then the ${way} top k is exactly the k best by BM25, dead entries left out, and each candidate's BM25 is the query-order sum`, async () => {
       const dir = tempDir('kb-lexical-');
       try {
         const { index, deps } = await open(dir.path, { lexicalAccumulateUpTo: accumulateUpTo });
@@ -251,11 +257,28 @@ describe('embedded index lexical candidates', () => {
           limit: 1000,
         });
         assert.equal(exhaustive.size, 398, 'every live entry holds "widget"');
-        const idfs = termIdfs(terms, exhaustive);
-        const best = Array.from({ length: exhaustive.size }, (_, k) => ({
-          id: exhaustive.idOf(k),
-          score: lexicalSimilarity(terms, idfs, exhaustive.termWeights, k * exhaustive.termCount),
-        })).sort((a, b) => b.score - a.score);
+        // The reference: BM25 from each live entry's own sparse vector (its weights as float32,
+        // as the index keeps them), terms in query order.
+        const live = entries.filter((e) => e.id !== 'w0' && e.id !== 'w77');
+        const vectors = new Map(live.map((e) => [e.id, documentTerms(e).sparse]));
+        const idfs = termIdfs(terms, {
+          docCount: live.length,
+          documentFrequency: new Map(
+            terms.map((t) => [
+              t.id,
+              live.filter((e) => sparseValue(vectors.get(e.id)!, t.id) > 0).length,
+            ]),
+          ),
+        });
+        const bm25Of = (id: string) =>
+          bm25Score(terms, idfs, (t) => Math.fround(sparseValue(vectors.get(id)!, terms[t]!.id)));
+        for (let k = 0; k < exhaustive.size; k++) {
+          const id = exhaustive.idOf(k);
+          assert.ok(Object.is(exhaustive.bm25[k], bm25Of(id)), `${id}'s BM25, to the bit`);
+        }
+        const best = live
+          .map((e) => ({ id: e.id, score: bm25Of(e.id) }))
+          .sort((a, b) => b.score - a.score);
         for (const k of [1, 10, 50]) {
           assert.ok(best[k - 1]!.score > best[k]!.score, `no tie at place ${k}`);
           const pruned = await index.candidates({ orgId: 'acme', dense: null, terms, limit: k });

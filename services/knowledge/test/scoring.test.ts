@@ -13,6 +13,8 @@ import {
   documentTerms,
   idf,
   lexicalSimilarity,
+  maxBm25,
+  bm25Score,
   MAX_QUERY_TERMS,
   queryTerms,
   rankCandidates,
@@ -139,7 +141,10 @@ describe('scoring', () => {
         Array.from(idfs),
         qt.map(() => idf(stats.docCount, 1)),
       );
-      return lexicalSimilarity(qt, idfs, weights);
+      return lexicalSimilarity(
+        bm25Score(qt, idfs, (t) => weights[t]!),
+        maxBm25(qt, idfs),
+      );
     };
     assert.equal(sim('zebra migration'), 0);
     assert.ok(sim('reset password') > sim('reset password zebra'));

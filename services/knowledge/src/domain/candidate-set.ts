@@ -1,4 +1,5 @@
 import type { Candidate, CandidateSet, QueryTerm } from './ports.js';
+import { bm25Score, termIdfs } from './scoring.js';
 
 /**
  * A candidate with its entry's whole sparse vector, as an index that returns points gets it
@@ -17,8 +18,8 @@ export interface TermStats {
 
 /**
  * The candidate set of candidate objects (an index that returns whole points, such as Qdrant):
- * each entry once (the first occurrence), its weights for the query's terms read from its
- * sparse vector, `query` with or without a vector as the candidates' cosines say.
+ * each entry once (the first occurrence), its BM25 from its weights for the query's terms (read
+ * from its sparse vector), `query` with or without a vector as the candidates' cosines say.
  */
 export function candidateSetOf(
   terms: readonly QueryTerm[],
@@ -28,20 +29,18 @@ export function candidateSetOf(
 ): CandidateSet {
   const seen = new Set<string>();
   const kept = candidates.filter((c) => !seen.has(c.entry.id) && seen.add(c.entry.id));
-  const termCount = terms.length;
-  const termWeights = new Float64Array(kept.length * termCount);
+  const idfs = termIdfs(terms, stats);
+  const bm25 = new Float64Array(kept.length);
   const cosines = hasVector ? new Float64Array(kept.length) : null;
   kept.forEach((c, k) => {
-    for (let t = 0; t < termCount; t++)
-      termWeights[k * termCount + t] = weightOf(c.sparse, terms[t]!.id);
+    bm25[k] = bm25Score(terms, idfs, (t) => weightOf(c.sparse, terms[t]!.id));
     if (cosines) cosines[k] = c.cosine ?? 0;
   });
   return {
     docCount: stats.docCount,
     documentFrequency: stats.documentFrequency,
     size: kept.length,
-    termCount,
-    termWeights,
+    bm25,
     cosines,
     idOf: (k) => kept[k]!.entry.id,
     candidate: (k) => {

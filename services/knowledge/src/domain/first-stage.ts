@@ -4,6 +4,7 @@ import {
   compareIds,
   denseSimilarity,
   lexicalSimilarity,
+  maxBm25,
   relevance,
   round6,
   termIdfs,
@@ -67,9 +68,10 @@ export function firstStage(
   const denseOrZero = scratch.dense.take(n);
   const dense = cosines ? denseOrZero : null;
   const relevanceOf = scratch.relevance.take(n);
+  const max = maxBm25(query.terms, idfs);
   for (let i = 0; i < n; i++) {
     const k = kept[i]!;
-    lexical[i] = lexicalSimilarity(query.terms, idfs, set.termWeights, k * set.termCount);
+    lexical[i] = lexicalSimilarity(set.bm25[k]!, max);
     if (dense) dense[i] = denseSimilarity(cosines![k]!, cosineRange);
     relevanceOf[i] = round6(relevance(lexical[i]!, dense ? dense[i]! : null));
   }

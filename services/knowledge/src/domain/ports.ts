@@ -114,13 +114,12 @@ export interface CandidateSet {
   /** Entries of the organization containing each query term, by term id. */
   documentFrequency: Map<number, number>;
   size: number;
-  /** Terms of the query the weights are laid out for (CandidateQuery.terms, in order). */
-  termCount: number;
   /**
-   * termWeights[k · termCount + t]: candidate k's sparse weight for the query's term t, 0 when
-   * its entry lacks the term: all that lexical scoring reads.
+   * bm25[k]: candidate k's BM25 for the query, all that lexical scoring reads: Σ over the
+   * query's terms, in their order, of count × IDF × the entry's sparse weight for the term (0
+   * when its entry lacks the term), in doubles (scoring.ts, bm25Score).
    */
-  termWeights: Float64Array;
+  bm25: Float64Array;
   /** cosines[k]: as Candidate.cosine; null when the query has no vector. */
   cosines: Float64Array | null;
   /** The entry id of candidate k. */

@@ -142,26 +142,34 @@ export function termIdfs(
 }
 
 /**
- * BM25 of the entry divided by the most BM25 this query could score on any entry
- * (every term present with saturated frequency): the IDF-weighted share of the
- * query that the entry covers, in [0,1). `weights[offset + t]` is the entry's weight for
- * query term t (0 when it lacks it), `idfs[t]` that term's IDF (termIdfs).
+ * BM25 of an entry for the query: Σ over the query's terms, in their order, of count × IDF ×
+ * the entry's weight for the term (`weightOf(t)` for the query's term t, 0 when it lacks it),
+ * `idfs[t]` that term's IDF (termIdfs). The order is part of the value: an index that sums
+ * the terms itself adds them in this order, so every index gives the same doubles.
  */
-export function lexicalSimilarity(
+export function bm25Score(
   query: readonly QueryTerm[],
   idfs: Float64Array,
-  weights: ArrayLike<number>,
-  offset = 0,
+  weightOf: (t: number) => number,
 ): number {
   let score = 0;
+  for (let t = 0; t < query.length; t++) score += query[t]!.count * idfs[t]! * weightOf(t);
+  return score;
+}
+
+/** The most BM25 the query could score on any entry: every term present, frequency saturated. */
+export function maxBm25(query: readonly QueryTerm[], idfs: Float64Array): number {
   let max = 0;
-  for (let t = 0; t < query.length; t++) {
-    const w = query[t]!.count * idfs[t]!;
-    max += w * (BM25_K1 + 1);
-    // An absent term adds w · 0: summed without a branch, which would go either way at random.
-    score += w * weights[offset + t]!;
-  }
-  return max > 0 ? score / max : 0;
+  for (let t = 0; t < query.length; t++) max += query[t]!.count * idfs[t]! * (BM25_K1 + 1);
+  return max;
+}
+
+/**
+ * An entry's BM25 divided by the most the query could score (maxBm25): the IDF-weighted share
+ * of the query that the entry covers, in [0,1).
+ */
+export function lexicalSimilarity(bm25: number, max: number): number {
+  return max > 0 ? bm25 / max : 0;
 }
 
 /** Cosine similarity rescaled so the provider's "unrelated" level is 0 and "identical" is 1. */
@@ -203,10 +211,10 @@ export function rankCandidates(
   cosineRange: EmbeddingProvider['cosineRange'],
   limit: number,
 ): ScoredEntry[] {
-  const idfs = termIdfs(query.terms, set);
+  const max = maxBm25(query.terms, termIdfs(query.terms, set));
   const scored: { k: number; score: number }[] = [];
   for (let k = 0; k < set.size; k++) {
-    const lexical = lexicalSimilarity(query.terms, idfs, set.termWeights, k * set.termCount);
+    const lexical = lexicalSimilarity(set.bm25[k]!, max);
     const dense = query.dense && set.cosines ? denseSimilarity(set.cosines[k]!, cosineRange) : null;
     const score = round6(calibrate(relevance(lexical, dense)));
     if (score >= MIN_SCORE) scored.push({ k, score });

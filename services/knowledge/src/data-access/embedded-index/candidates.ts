@@ -11,6 +11,7 @@ import type { QuestionTerms } from '../../domain/question-vocabulary.js';
 import { Scratch } from '../../domain/typed-arrays.js';
 import { CHUNK_ROWS, emptySparseQuery, sparseQuery, type SparseQuery } from './dense-store.js';
 import { lexicalTop } from './lexical-top.js';
+import { answerHolds, type Posting } from './postings.js';
 import type { OrgIndex } from './org-index.js';
 import { TopK } from './top-k.js';
 
@@ -19,8 +20,8 @@ const queryComponents = emptySparseQuery();
 
 /**
  * The hybrid candidates of one organization: the best BM25 matches over the inverted index
- * (only entries sharing a term with the query are touched), and every candidate's dense
- * cosine. When the words alone find fewer than `query.limit` entries (rare or misspelt
+ * (only entries sharing a term with the query are touched), with the BM25 that chose them (not
+ * read again from their postings), and every candidate's dense cosine. When the words alone find fewer than `query.limit` entries (rare or misspelt
  * words) and the organization is small enough (live entries × dimensions within
  * `exactDenseBudget`), the exact best dense matches are added by brute force, so purely
  * semantic matches fill the list. When the words find enough, a dense-only entry would have
@@ -40,57 +41,51 @@ export function candidatesOf(
 
   const dense = query.dense ? sparseQuery(query.dense, queryComponents) : null;
   const lexical = lexicalTop(org, query, accumulateUpTo);
-  // The brute-force pass over float32 vectors computes every slot's exact cosine: kept for
-  // the candidates instead of computing theirs again.
-  let cosines: Float64Array | undefined;
-  let semantic: number[] = [];
-  const fillUp = lexical.length < query.limit;
-  if (dense && fillUp && org.live * org.dimensions <= exactDenseBudget) {
-    if (!org.dense.quantized) cosines = org.cosineScratch();
-    semantic = denseTop(org, dense, query.limit, cosines);
+  try {
+    // The brute-force pass over float32 vectors computes every slot's exact cosine: kept for
+    // the candidates instead of computing theirs again.
+    let cosines: Float64Array | undefined;
+    let semantic: number[] = [];
+    const fillUp = lexical.slots.length < query.limit;
+    if (dense && fillUp && org.live * org.dimensions <= exactDenseBudget) {
+      if (!org.dense.quantized) cosines = org.cosineScratch();
+      semantic = denseTop(org, dense, query.limit, cosines);
+    }
+    const union = sortedUnion(lexical.slots, semantic);
+    const { slots, bm25, cosines: candidateCosines } = candidateColumns(union.length, !!dense);
+    slots.set(union);
+    // Their BM25 as the lexical pass left it, then their vectors, in slot order.
+    lexical.bm25Into(slots, bm25);
+    if (dense && candidateCosines) {
+      if (cosines) for (let k = 0; k < slots.length; k++) candidateCosines[k] = cosines[slots[k]!]!;
+      else org.dense.dotSlots(slots, dense, candidateCosines);
+    }
+    return new SlotCandidates(
+      org,
+      slots,
+      query.terms,
+      { docCount: org.live, documentFrequency },
+      bm25,
+      candidateCosines,
+    );
+  } finally {
+    lexical.release();
   }
-  const union = sortedUnion(lexical, semantic);
-  const {
-    slots,
-    termWeights,
-    inAnswer,
-    cosines: candidateCosines,
-  } = candidateColumns(union.length, query.terms.length, dense !== null);
-  slots.set(union);
-
-  // The entries' weights for the query's terms (all that lexical scoring reads), each posting
-  // walked once over the candidates in slot order; then the vectors, also in slot order.
-  org.terms.readWeights(slots, query.terms, termWeights, inAnswer);
-  if (dense && candidateCosines) {
-    if (cosines) for (let k = 0; k < slots.length; k++) candidateCosines[k] = cosines[slots[k]!]!;
-    else org.dense.dotSlots(slots, dense, candidateCosines);
-  }
-  return new SlotCandidates(
-    org,
-    slots,
-    query.terms,
-    { docCount: org.live, documentFrequency },
-    termWeights,
-    inAnswer,
-    candidateCosines,
-  );
 }
 
 /**
- * The columns of `n` candidates for `termCount` query terms, zeroed, as views of one buffer:
- * they outlive the call (the reranker reads them after an await), so they cannot be reused,
- * and one allocation costs a quarter of four (typed arrays' buffers live outside V8's heap).
+ * The columns of `n` candidates, zeroed, as views of one buffer: they outlive the call (the
+ * reranker reads them after an await), so they cannot be reused, and one allocation costs a
+ * third of three (typed arrays' buffers live outside V8's heap).
  */
-function candidateColumns(n: number, termCount: number, withCosines: boolean) {
-  const cells = n * termCount;
+function candidateColumns(n: number, withCosines: boolean) {
   const cosineCount = withCosines ? n : 0;
   // Float64 columns first, so every view starts at a multiple of its element size.
-  const buffer = new ArrayBuffer(8 * (cells + cosineCount) + 4 * n + cells);
+  const buffer = new ArrayBuffer(8 * (n + cosineCount) + 4 * n);
   return {
-    termWeights: new Float64Array(buffer, 0, cells),
-    cosines: withCosines ? new Float64Array(buffer, 8 * cells, n) : null,
-    slots: new Int32Array(buffer, 8 * (cells + cosineCount), n),
-    inAnswer: new Uint8Array(buffer, 8 * (cells + cosineCount) + 4 * n, cells),
+    bm25: new Float64Array(buffer, 0, n),
+    cosines: withCosines ? new Float64Array(buffer, 8 * n, n) : null,
+    slots: new Int32Array(buffer, 8 * (n + cosineCount), n),
   };
 }
 
@@ -112,21 +107,22 @@ function sortedUnion(a: readonly number[], b: readonly number[]): Int32Array {
  * An organization's candidates by slot: the columns the first stage reads, and objects (entry
  * read from the journal when asked, profile from the organization's arrays) for the few it
  * passes on. Ids and journal positions are taken now: the entry may be replaced or deleted
- * before the reranker asks, and its line stays where it was.
+ * before the reranker asks, and its line stays where it was. The answer flags are read from the
+ * postings when asked: what a posting says of a slot it holds never changes (answerHolds).
  */
 class SlotCandidates implements CandidateSet {
   readonly docCount: number;
   readonly documentFrequency: Map<number, number>;
   private readonly ids: string[];
+  /** The posting of each query term (undefined when no entry holds it), for the answer flags. */
+  private readonly postings: (Posting | undefined)[];
 
   constructor(
     private readonly org: OrgIndex,
     private readonly slots: Int32Array,
-    private readonly terms: readonly QueryTerm[],
+    terms: readonly QueryTerm[],
     stats: { docCount: number; documentFrequency: Map<number, number> },
-    readonly termWeights: Float64Array,
-    /** inAnswer[k · termCount + t]: 1 when candidate k's answer holds query term t. */
-    private readonly inAnswer: Uint8Array,
+    readonly bm25: Float64Array,
     readonly cosines: Float64Array | null,
   ) {
     this.docCount = stats.docCount;
@@ -134,14 +130,11 @@ class SlotCandidates implements CandidateSet {
     // A plain loop: Array.from over a typed array goes through the iterator protocol.
     this.ids = new Array<string>(slots.length);
     for (let k = 0; k < slots.length; k++) this.ids[k] = org.ids[slots[k]!]!;
+    this.postings = terms.map((t) => org.terms.postings.get(t.id));
   }
 
   get size(): number {
     return this.slots.length;
-  }
-
-  get termCount(): number {
-    return this.terms.length;
   }
 
   idOf(k: number): string {
@@ -157,8 +150,8 @@ class SlotCandidates implements CandidateSet {
       questions.keys[slot]!,
       questions.termsOf(slot),
       questions.gramNorms[slot]!,
-      this.inAnswer,
-      k * this.terms.length,
+      this.postings,
+      slot,
     );
   }
 }
@@ -177,13 +170,14 @@ class SlotCandidate implements Candidate, EntryProfile {
     readonly questionKey: number,
     readonly questionTerms: QuestionTerms,
     readonly questionGramNorm2: number,
-    /** The candidates' answer flags (SlotCandidates' inAnswer), this candidate's from `row`. */
-    private readonly answerFlags: Uint8Array,
-    private readonly row: number,
+    /** The postings of the query's terms (SlotCandidates'), where the answer flags are. */
+    private readonly postings: readonly (Posting | undefined)[],
+    private readonly slot: number,
   ) {}
 
   inAnswer(_term: QueryTerm, index: number): boolean {
-    return this.answerFlags[this.row + index] === 1;
+    const p = this.postings[index];
+    return p !== undefined && answerHolds(p, this.slot);
   }
 }
 

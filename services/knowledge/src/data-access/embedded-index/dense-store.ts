@@ -88,21 +88,22 @@ export interface SparseQuery {
  * the result before yielding can keep one.
  */
 export function sparseQuery(q: Float32Array, into?: SparseQuery): SparseQuery {
-  let nnz = 0;
-  for (let j = 0; j < q.length; j++) if (q[j] !== 0) nnz++;
   const out = into ?? emptySparseQuery();
-  if (out.idx.length < nnz) {
-    const length = into ? q.length : nnz;
-    out.idx = new Int32Array(length);
-    out.val = new Float32Array(length);
-    out.columns = new Int32Array(length);
+  if (out.idx.length < q.length) {
+    out.idx = new Int32Array(q.length);
+    out.val = new Float32Array(q.length);
+    out.columns = new Int32Array(q.length);
   }
   const { idx, val, columns } = out;
-  for (let j = 0, i = 0; j < q.length; j++) {
-    if (q[j] === 0) continue;
-    idx[i] = j;
-    val[i] = q[j]!;
-    columns[i++] = j * CHUNK_ROWS;
+  // One pass without a branch (whether a component is 0 goes either way at random): every
+  // component is written at the end of the list, which moves on only past a non-zero one.
+  let nnz = 0;
+  for (let j = 0; j < q.length; j++) {
+    const v = q[j]!;
+    idx[nnz] = j;
+    val[nnz] = v;
+    columns[nnz] = j * CHUNK_ROWS;
+    nnz += +(v !== 0);
   }
   out.nnz = nnz;
   return out;

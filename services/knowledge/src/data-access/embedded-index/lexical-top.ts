@@ -15,6 +15,7 @@ class Cursor {
 
   constructor(
     p: Posting,
+    readonly term: number,
     /** The query term's weight (count × IDF). */
     readonly weight: number,
   ) {
@@ -23,6 +24,19 @@ class Cursor {
     this.length = p.length;
     this.bound = weight * p.maxWeight;
   }
+}
+
+/**
+ * What the lexical pass found: the `limit` best slots, and the BM25 of slots as the first stage
+ * reads it (CandidateSet.bm25: the query's terms summed in their order).
+ */
+export interface LexicalTop {
+  /** The best slots, in no order. */
+  slots: number[];
+  /** The BM25 of each of `slots` (ascending) into `into` (zeroed). */
+  bm25Into(slots: Int32Array, into: Float64Array): void;
+  /** Frees what bm25Into reads: once done with it, before anything else can search. */
+  release(): void;
 }
 
 /** The heap of every lexical pass, reused: a pass runs to its end without yielding. */
@@ -46,20 +60,22 @@ export function lexicalTop(
   org: OrgIndex,
   query: CandidateQuery,
   accumulateUpTo = DEFAULT_ACCUMULATE_UP_TO,
-): number[] {
+): LexicalTop {
   const { postings, df } = org.terms;
+  // In the query's order: the order in which BM25 adds them up.
   const cursors: Cursor[] = [];
   for (const t of query.terms) {
     const p = postings.get(t.id);
     if (!p || p.length === 0) continue;
     const weight = t.count * idf(org.live, df.get(t.id) ?? 0);
-    cursors.push(new Cursor(p, weight));
+    cursors.push(new Cursor(p, t.id, weight));
   }
   const top = lexicalBest.reset(query.limit);
-  if (cursors.length === 0 || query.limit === 0) return top.result();
+  if (cursors.length === 0 || query.limit === 0) return new SoughtBm25(top.result(), org, []);
   let postingsInAll = 0;
   for (const c of cursors) postingsInAll += c.length;
   if (postingsInAll <= accumulateUpTo) return accumulated(org, cursors, top);
+  const terms = cursors.map(({ term, weight }) => ({ id: term, weight }));
   // Cheapest first: the non-essential terms are always a prefix, whose bounds add up to
   // upTo[i] for the first i + 1 of them.
   cursors.sort((a, b) => a.bound - b.bound);
@@ -97,15 +113,55 @@ export function lexicalTop(
       while (essential < cursors.length && upTo[essential]! <= threshold) essential++;
     }
   }
-  return top.result();
+  return new SoughtBm25(top.result(), org, terms);
 }
 
 /**
- * Every posting added into per-slot float32 sums, offered in the order the slots were first
- * touched (ties keep the first offered): the candidates the index chose before MaxScore, to
- * the bit.
+ * The pruned pass's slots: it added their terms most valuable first, not in the query's order,
+ * so their BM25 is read again from the postings.
  */
-function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
+class SoughtBm25 implements LexicalTop {
+  constructor(
+    readonly slots: number[],
+    private readonly org: OrgIndex,
+    private readonly terms: readonly { id: number; weight: number }[],
+  ) {}
+
+  bm25Into(slots: Int32Array, into: Float64Array): void {
+    this.org.terms.bm25Of(slots, this.terms, into);
+  }
+
+  release(): void {}
+}
+
+/**
+ * The accumulated pass's slots: every touched slot's sum is still in the organization's
+ * scratch (added in the query's order), read back as it is, and cleared on release.
+ */
+class AccumulatedBm25 implements LexicalTop {
+  constructor(
+    readonly slots: number[],
+    private readonly scores: Float64Array,
+    private readonly touched: Int32Array,
+    private touchedCount: number,
+  ) {}
+
+  bm25Into(slots: Int32Array, into: Float64Array): void {
+    for (let k = 0; k < slots.length; k++) into[k] = this.scores[slots[k]!]!;
+  }
+
+  release(): void {
+    for (let i = 0; i < this.touchedCount; i++) this.scores[this.touched[i]!] = 0;
+    this.touchedCount = 0;
+  }
+}
+
+/**
+ * Every posting added into per-slot sums (in doubles, terms in the query's order: each slot's
+ * BM25 as the first stage reads it), offered in the order the slots were first touched. The
+ * sums stay in the organization's scratch for bm25Into until released.
+ */
+function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): LexicalTop {
   const { scores, touched } = org.lexicalScratch();
   const alive = org.alive;
   let n = 0;
@@ -125,7 +181,6 @@ function accumulated(org: OrgIndex, cursors: Cursor[], top: TopK): number[] {
     const score = scores[slot]!;
     // Most slots do not beat the k-th best: compared here, not in a call.
     if (score > top.floor) top.offer(slot, score);
-    scores[slot] = 0;
   }
-  return top.result();
+  return new AccumulatedBm25(top.result(), scores, touched, n);
 }

@@ -46,7 +46,7 @@ export class OrgIndex implements EntrySource {
   readonly slotOf = new Map<string, number>();
   /** Scratch of the brute-force dense pass (small organizations only): each slot's cosine. */
   private cosines = new Float64Array(0);
-  private scores = new Float32Array(0);
+  private scores = new Float64Array(0);
   private touched = new Int32Array(0);
   private sortedIds: string[] | undefined;
 
@@ -182,10 +182,13 @@ export class OrgIndex implements EntrySource {
     return this.dense.read(slot);
   }
 
-  /** Per-slot sums of lexical scores and the slots touched (allocated on first use, kept zeroed). */
-  lexicalScratch(): { scores: Float32Array; touched: Int32Array } {
+  /**
+   * Per-slot sums of lexical scores and the slots touched (allocated on first use; the sums
+   * are zeroed again by whoever used them).
+   */
+  lexicalScratch(): { scores: Float64Array; touched: Int32Array } {
     if (this.scores.length < this.size) {
-      this.scores = new Float32Array(this.capacity);
+      this.scores = new Float64Array(this.capacity);
       this.touched = new Int32Array(this.capacity);
     }
     return { scores: this.scores, touched: this.touched };

@@ -49,28 +49,22 @@ export class InvertedIndex {
   }
 
   /**
-   * The weights of `slots` (ascending) for the query's terms, into weights[k · terms + t] (left
-   * 0 where the slot lacks term t), and whether each slot's answer holds the term, into
-   * inAnswer (1 or left 0, same layout): all that scoring reads. Each term's posting is walked
-   * once, forward.
+   * The BM25 of each of `slots` (ascending) for the weighted query terms, into `into` (zeroed):
+   * Σ over the terms, in their order, of the term's weight × the slot's weight for it
+   * (CandidateSet.bm25). Each term's posting is walked once, forward.
    */
-  readWeights(
+  bm25Of(
     slots: Int32Array,
-    terms: readonly { id: number }[],
-    weights: Float64Array,
-    inAnswer: Uint8Array,
+    terms: readonly { id: number; weight: number }[],
+    into: Float64Array,
   ): void {
-    const stride = terms.length;
-    for (let t = 0; t < stride; t++) {
-      const p = this.postings.get(terms[t]!.id);
+    for (const { id, weight } of terms) {
+      const p = this.postings.get(id);
       if (!p) continue;
       let pos = 0;
       for (let k = 0; k < slots.length && pos < p.length; k++) {
         pos = seek(p.slots, pos, p.length, slots[k]!);
-        if (pos < p.length && p.slots[pos] === slots[k]) {
-          weights[k * stride + t] = p.weights[pos]!;
-          inAnswer[k * stride + t] = (p.inAnswer[pos >> 3]! >> (pos & 7)) & 1;
-        }
+        if (pos < p.length && p.slots[pos] === slots[k]) into[k]! += weight * p.weights[pos]!;
       }
     }
   }
@@ -121,4 +115,22 @@ export function seek(slots: Int32Array, from: number, length: number, slot: numb
     else hi = mid;
   }
   return lo;
+}
+
+/**
+ * Whether the answer of the entry at `slot` holds the posting's term. A posting only grows at
+ * its end (slots are appended), so what it says of a slot it holds never changes: it can be
+ * asked after an await.
+ */
+export function answerHolds(p: Posting, slot: number): boolean {
+  let pos = 0;
+  let hi = p.length;
+  while (pos < hi) {
+    const mid = (pos + hi) >> 1;
+    if (p.slots[mid]! < slot) pos = mid + 1;
+    else hi = mid;
+  }
+  return (
+    pos < p.length && p.slots[pos] === slot && ((p.inAnswer[pos >> 3]! >> (pos & 7)) & 1) === 1
+  );
 }
