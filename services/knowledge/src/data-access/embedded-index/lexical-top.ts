@@ -54,7 +54,7 @@ export const DEFAULT_ACCUMULATE_UP_TO = 8_192;
  * once the k-th best score reaches the most the cheapest terms could add together, entries
  * holding only those terms cannot enter the top k, so those terms' (long) postings are no
  * longer walked, only probed for entries that still can. A common word in a query over 100k
- * entries would otherwise touch most of them. Ties keep the lower slot.
+ * entries would otherwise touch most of them. Ties at the k-th place: as TopK keeps them.
  */
 export function lexicalTop(
   org: OrgIndex,

@@ -1,6 +1,9 @@
 /**
  * Keeps the k best (slot, score) pairs seen, without sorting them all: a min-heap on score.
- * Among equal scores the one offered first is kept.
+ * A score equal to the k-th best does not displace it; a better one evicts the heap's root,
+ * which among pairs tied at the k-th place is the one the heap's shape put there. So which of
+ * them stay follows from the order of the offers: the same for the same offers, but neither
+ * the lowest slots nor the first offered.
  */
 export class TopK {
   private slots: Int32Array;
