@@ -15,7 +15,8 @@ class Cursor {
 
   constructor(
     p: Posting,
-    readonly term: number,
+    /** The query term's id. */
+    readonly id: number,
     /** The query term's weight (count × IDF). */
     readonly weight: number,
   ) {
@@ -75,7 +76,8 @@ export function lexicalTop(
   let postingsInAll = 0;
   for (const c of cursors) postingsInAll += c.length;
   if (postingsInAll <= accumulateUpTo) return accumulated(org, cursors, top);
-  const terms = cursors.map(({ term, weight }) => ({ id: term, weight }));
+  // Kept in the query's order for bm25Of (the cursors are sorted below).
+  const inQueryOrder = cursors.slice();
   // Cheapest first: the non-essential terms are always a prefix, whose bounds add up to
   // upTo[i] for the first i + 1 of them.
   cursors.sort((a, b) => a.bound - b.bound);
@@ -113,7 +115,7 @@ export function lexicalTop(
       while (essential < cursors.length && upTo[essential]! <= threshold) essential++;
     }
   }
-  return new SoughtBm25(top.result(), org, terms);
+  return new SoughtBm25(top.result(), org, inQueryOrder);
 }
 
 /**

@@ -123,13 +123,7 @@ export function seek(slots: Int32Array, from: number, length: number, slot: numb
  * asked after an await.
  */
 export function answerHolds(p: Posting, slot: number): boolean {
-  let pos = 0;
-  let hi = p.length;
-  while (pos < hi) {
-    const mid = (pos + hi) >> 1;
-    if (p.slots[mid]! < slot) pos = mid + 1;
-    else hi = mid;
-  }
+  const pos = seek(p.slots, 0, p.length, slot);
   return (
     pos < p.length && p.slots[pos] === slot && ((p.inAnswer[pos >> 3]! >> (pos & 7)) & 1) === 1
   );
