@@ -5,6 +5,7 @@ import {
   sleepUnlessAborted,
   traceHeadersOf,
   withConsumerSpan,
+  Wakeup,
   type Logger,
 } from '@support-agent/shared';
 import { consumerConfig, consumerUpdate, STREAM_NAME, type DurableConsumer } from './contract.js';
@@ -416,20 +417,5 @@ export class JetStreamTicketConsumer implements TicketEventSource {
 
   private sleep(ms: number): Promise<void> {
     return sleepUnlessAborted(ms, this.wake.signal);
-  }
-}
-
-/** Wakes everyone waiting on it. */
-class Wakeup {
-  private waiters: Array<() => void> = [];
-
-  wait(): Promise<void> {
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  wakeAll(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const resolve of waiters) resolve();
   }
 }

@@ -8,3 +8,4 @@ export * from './source.js';
 export * from './replay.js';
 export { ensureTicketsStream } from './jetstream.js';
 export { invalidEvents } from './metrics.js';
+export { pubAckOutcome, PublishError, type PubAckOutcome } from './pub-acks.js';

@@ -1,6 +1,6 @@
 // The one publisher of ticket events (the tickets service's outbox relay hands it batches),
 // on JetStream or, embedded, on the JSONL file the embedded consumers tail.
-import { Events, headers, type JetStreamClient, type NatsConnection, type NatsError } from 'nats';
+import { Events, headers, type NatsConnection } from 'nats';
 import {
   currentTraceparent,
   JsonlJournal,
@@ -12,6 +12,7 @@ import {
 import { STREAM_NAME } from './contract.js';
 import { connectNats, drainBounded, ensureTicketsStream } from './jetstream.js';
 import { invalidEvents } from './metrics.js';
+import { PubAckInbox, type JetStreamMessage, type PublishError } from './pub-acks.js';
 import { parseTicketEvent, type TicketEnvelope } from './schemas.js';
 
 /** An event on its way from the outbox to the broker: the serialized envelope, never re-encoded. */
@@ -81,8 +82,11 @@ function validate(
   return { valid, rejected };
 }
 
+/** The header JetStream drops a repeated message by, within the stream's duplicate window. */
+const MSG_ID_HEADER = 'Nats-Msg-Id';
+
 export interface JetStreamPublisherOptions {
-  /** How long to wait for each PubAck. */
+  /** How long a batch waits for its PubAcks (those still missing then count as failed). */
   publishTimeoutMs?: number;
   /** Stream replicas when the stream is created (1 for a single server, 3 in a cluster). */
   replicas?: number;
@@ -101,7 +105,7 @@ export interface JetStreamPublisherOptions {
  */
 export class JetStreamEventPublisher implements EventPublisher {
   private nc: NatsConnection | undefined;
-  private js: JetStreamClient | undefined;
+  private acks: PubAckInbox | undefined;
   private connected = false;
   private streamReady = false;
   private closed = false;
@@ -122,8 +126,9 @@ export class JetStreamEventPublisher implements EventPublisher {
   }
 
   async publish(messages: OutboxMessage[]): Promise<PublishReport> {
-    const js = this.js;
-    if (!js || !this.connected) return { published: [], error: new Error('NATS is not connected') };
+    const acks = this.acks;
+    if (!acks || !this.connected)
+      return { published: [], error: new Error('NATS is not connected') };
     if (!this.streamReady) {
       try {
         await this.ensureStream();
@@ -132,20 +137,36 @@ export class JetStreamEventPublisher implements EventPublisher {
       }
     }
     const { valid, rejected } = validate(messages, this.logger);
-    // Concurrent publishes on one connection keep their order on the wire.
-    const results = await Promise.allSettled(valid.map((m) => this.publishOne(js, m)));
+    // Continues the trace of the request that recorded each event (no-op without tracing); a
+    // span ends when its batch has been acknowledged.
+    const traces = valid.map((m) =>
+      startProducerSpan(`${m.subject} publish`, m.traceparent, {
+        'messaging.system': 'nats',
+        'messaging.destination.name': m.subject,
+        'messaging.message.id': m.eventId,
+      }),
+    );
+    const outgoing = valid.map((m, i): JetStreamMessage => {
+      const h = headers();
+      h.set(MSG_ID_HEADER, m.eventId);
+      for (const [k, v] of Object.entries(traces[i]!.headers)) h.set(k, v);
+      return { subject: m.subject, data: this.encoder.encode(m.payload), headers: h };
+    });
+    // One connection keeps the messages' order on the wire.
+    const outcomes = await acks.publishAll(outgoing, this.publishTimeoutMs);
+    for (const trace of traces) trace.span.end();
     const report: PublishReport = { published: rejected };
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') {
+    outcomes.forEach((outcome, i) => {
+      if (outcome.ok) {
         report.published.push(valid[i]!.eventId);
-        if (r.value.duplicate)
+        if (outcome.duplicate)
           this.logger.debug({ eventId: valid[i]!.eventId }, 'event was already on the stream');
       } else if (report.error === undefined) {
-        report.error = r.reason;
+        report.error = outcome.error;
       }
     });
     // "No responders": the stream is gone (e.g. a NATS server with a fresh store); recreate it.
-    if (report.error !== undefined && (report.error as NatsError).code === '503')
+    if (report.error !== undefined && (report.error as PublishError).code === '503')
       this.streamReady = false;
     return report;
   }
@@ -156,24 +177,6 @@ export class JetStreamEventPublisher implements EventPublisher {
     await this.connecting;
     const nc = this.nc;
     if (nc) await drainBounded(nc, 5_000);
-  }
-
-  private publishOne(js: JetStreamClient, m: OutboxMessage) {
-    // Continues the trace of the request that recorded the event (no-op without tracing).
-    const trace = startProducerSpan(`${m.subject} publish`, m.traceparent, {
-      'messaging.system': 'nats',
-      'messaging.destination.name': m.subject,
-      'messaging.message.id': m.eventId,
-    });
-    const h = headers();
-    for (const [k, v] of Object.entries(trace.headers)) h.set(k, v);
-    return js
-      .publish(m.subject, this.encoder.encode(m.payload), {
-        msgID: m.eventId,
-        timeout: this.publishTimeoutMs,
-        headers: h,
-      })
-      .finally(() => trace.span.end());
   }
 
   private async connectLoop(): Promise<void> {
@@ -193,7 +196,7 @@ export class JetStreamEventPublisher implements EventPublisher {
           return;
         }
         this.nc = nc;
-        this.js = nc.jetstream();
+        this.acks = new PubAckInbox(nc);
         this.connected = true;
         this.logger.info({ nats: redactUrl(this.url) }, 'connected to NATS');
         void this.watchStatus(nc);

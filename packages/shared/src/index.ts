@@ -27,3 +27,4 @@ export * from './batches.js';
 export * from './service-main.js';
 export * from './ticket-fields.js';
 export * from './turn-queue.js';
+export * from './wakeup.js';

@@ -1,4 +1,4 @@
-import { DAY_MS, sleepUnlessAborted, type Logger } from '@support-agent/shared';
+import { DAY_MS, Wakeup, type Logger } from '@support-agent/shared';
 import type { EventPublisher, OutboxStore } from '../domain/ports.js';
 import { ticketsMetrics } from '../metrics.js';
 
@@ -36,7 +36,8 @@ export class OutboxRelay {
   private readonly options: OutboxRelayOptions;
   private running = false;
   private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  /** Ends the relay's sleep early: a local write (unless backing off) or stop(). */
+  private readonly wakeup = new Wakeup();
   private pendingWake = false;
   private failures = 0;
   private lastPurgeAt = 0;
@@ -61,13 +62,13 @@ export class OutboxRelay {
   /** A local write recorded events: relay them now rather than at the next poll. */
   notify(): void {
     this.pendingWake = true;
-    if (this.failures === 0) this.wake?.();
+    if (this.failures === 0) this.wakeup.wakeAll();
   }
 
   /** Stops after the batch in flight (if any) is published and marked. */
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.wakeup.wakeAll();
     await this.loop;
   }
 
@@ -129,10 +130,7 @@ export class OutboxRelay {
   }
 
   /** Sleeps `ms` unless woken: by stop(), or by notify() when not backing off (an outage is not hammered). */
-  private async sleep(ms: number): Promise<void> {
-    const wake = new AbortController();
-    this.wake = () => wake.abort();
-    await sleepUnlessAborted(ms, wake.signal);
-    this.wake = undefined;
+  private sleep(ms: number): Promise<void> {
+    return this.wakeup.sleep(ms);
   }
 }
