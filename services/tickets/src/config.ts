@@ -26,6 +26,9 @@ export const { schema: configSchema, load: loadTicketsConfig } = serviceConfig(
     OUTBOX_POLL_MS: intEnv(10, 60_000, 250).describe(
       'Relay poll interval when idle (a local write wakes it at once).',
     ),
+    OUTBOX_LINGER_MS: intEnv(0, 1_000, 10).describe(
+      'After a relay batch that was not full, wait this long before the next, so more events leave together (0: at once).',
+    ),
     OUTBOX_MAX_BACKOFF_MS: intEnv(100, 60_000, 2_000).describe(
       'Longest back-off between relay retries while NATS is down.',
     ),
@@ -33,7 +36,7 @@ export const { schema: configSchema, load: loadTicketsConfig } = serviceConfig(
       'Published outbox rows are deleted after this many hours.',
     ),
     NATS_PUBLISH_TIMEOUT_MS: intEnv(100, 60_000, 5_000).describe(
-      'How long to wait for each JetStream PubAck.',
+      'How long a relay batch waits for its JetStream PubAcks (missing ones count as failed; the events are published again).',
     ),
     NATS_STREAM_REPLICAS: sharedSetting.streamReplicas(),
     IDEMPOTENCY_CACHE_TTL_HOURS: intEnv(1, 24 * 30, 24).describe(

@@ -50,6 +50,7 @@ export async function start(
     const relay = new OutboxRelay(repo, publisher, logger, {
       batchSize: config.OUTBOX_BATCH,
       pollMs: config.OUTBOX_POLL_MS,
+      lingerMs: config.OUTBOX_LINGER_MS,
       maxBackoffMs: config.OUTBOX_MAX_BACKOFF_MS,
       retentionMs: config.OUTBOX_RETENTION_HOURS * HOUR_MS,
     });

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { DAY_MS, Wakeup, type Logger } from '@support-agent/shared';
 import type { EventPublisher, OutboxStore } from '../domain/ports.js';
 import { ticketsMetrics } from '../metrics.js';
@@ -7,6 +8,11 @@ export interface OutboxRelayOptions {
   batchSize: number;
   /** Poll interval when idle; a local write wakes the relay earlier. */
   pollMs: number;
+  /**
+   * After a batch that was not full, how long the relay waits before claiming the next one, so
+   * that the writes of the next few milliseconds leave together (0: at once).
+   */
+  lingerMs: number;
   /** Upper bound of the back-off while the broker (or the store) fails. */
   maxBackoffMs: number;
   /** Published events are deleted once older than this. */
@@ -20,6 +26,7 @@ export interface OutboxRelayOptions {
 export const DEFAULT_RELAY_OPTIONS: OutboxRelayOptions = {
   batchSize: 100,
   pollMs: 250,
+  lingerMs: 10,
   maxBackoffMs: 2_000,
   retentionMs: DAY_MS,
   purgeEveryMs: 10 * 60 * 1000,
@@ -109,6 +116,8 @@ export class OutboxRelay {
       } else if (!full && !this.pendingWake) {
         await this.sleep(this.options.pollMs);
       }
+      if (!full && this.failures === 0 && this.options.lingerMs > 0 && this.running)
+        await delay(this.options.lingerMs);
     }
   }
 
