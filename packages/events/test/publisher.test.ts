@@ -13,6 +13,7 @@ import {
   JetStreamEventPublisher,
   newTicketEvent,
   pubAckOutcome,
+  PublishError,
   STREAM_NAME,
   toOutboxMessage,
   type OutboxMessage,
@@ -161,8 +162,9 @@ describe('what a reply to a JetStream publish stands for', () => {
   it('when the reply is an empty 503 status, a JetStream error, names no stream or is not JSON, then it is a failure with a code', () => {
     const codeOf = (r: ReturnType<typeof reply>) => {
       const outcome = pubAckOutcome(r);
-      assert.equal(outcome.ok, false);
-      return (outcome as { error: { code: string } }).error.code;
+      if (outcome.ok) throw new Error('a failure was expected');
+      assert.ok(outcome.error instanceof PublishError);
+      return outcome.error.code;
     };
     assert.equal(codeOf(reply('', 503)), '503');
     assert.equal(
