@@ -4,7 +4,7 @@
 // a NatsError with its stack trace to reject the already-settled promise (RequestOne.cancel):
 // 2.5 % of the tickets service's CPU under the pipeline bench, for nothing. Here a batch of
 // messages shares one timer and each PubAck settles its message by the reply subject's token.
-import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import { createInbox, type Msg, type MsgHdrs, type NatsConnection } from 'nats';
 
 /** A message on its way to the stream, with its Nats-Msg-Id among its headers. */
 export interface JetStreamMessage {
@@ -70,12 +70,12 @@ export function pubAckOutcome(msg: Pick<Msg, 'data' | 'headers'>): PubAckOutcome
  */
 export class PubAckInbox {
   private readonly prefix = createInbox();
-  private readonly subscription: Subscription;
   private readonly waiting = new Map<string, (msg: Msg) => void>();
   private next = 0;
 
+  /** Lives as long as the connection: draining the connection at close ends it. */
   constructor(private readonly nc: NatsConnection) {
-    this.subscription = nc.subscribe(`${this.prefix}.*`, {
+    nc.subscribe(`${this.prefix}.*`, {
       callback: (err, msg) => {
         if (err === null) this.arrived(msg);
       },
@@ -88,6 +88,7 @@ export class PubAckInbox {
    * Never rejects.
    */
   publishAll(messages: JetStreamMessage[], timeoutMs: number): Promise<PubAckOutcome[]> {
+    if (messages.length === 0) return Promise.resolve([]);
     return new Promise((resolve) => {
       const outcomes = new Array<PubAckOutcome | undefined>(messages.length);
       const tokens: string[] = [];
@@ -107,7 +108,6 @@ export class PubAckInbox {
         for (let i = 0; i < outcomes.length; i++) outcomes[i] ??= { ok: false, error: late };
         finish();
       }, timeoutMs);
-      if (left === 0) return finish();
       messages.forEach((m, i) => {
         const token = (++this.next).toString(36);
         tokens.push(token);
@@ -124,11 +124,6 @@ export class PubAckInbox {
         }
       });
     });
-  }
-
-  /** Stops listening; messages still waiting time out. */
-  close(): void {
-    this.subscription.unsubscribe();
   }
 
   private arrived(msg: Msg): void {

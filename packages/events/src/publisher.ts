@@ -12,7 +12,7 @@ import {
 import { STREAM_NAME } from './contract.js';
 import { connectNats, drainBounded, ensureTicketsStream } from './jetstream.js';
 import { invalidEvents } from './metrics.js';
-import { PubAckInbox, type JetStreamMessage, type PublishError } from './pub-acks.js';
+import { PubAckInbox, PublishError, type JetStreamMessage } from './pub-acks.js';
 import { parseTicketEvent, type TicketEnvelope } from './schemas.js';
 
 /** An event on its way from the outbox to the broker: the serialized envelope, never re-encoded. */
@@ -166,7 +166,7 @@ export class JetStreamEventPublisher implements EventPublisher {
       }
     });
     // "No responders": the stream is gone (e.g. a NATS server with a fresh store); recreate it.
-    if (report.error !== undefined && (report.error as PublishError).code === '503')
+    if (report.error instanceof PublishError && report.error.code === '503')
       this.streamReady = false;
     return report;
   }

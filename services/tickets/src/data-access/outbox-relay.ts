@@ -1,5 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises';
-import { DAY_MS, Wakeup, type Logger } from '@support-agent/shared';
+import { DAY_MS, sleep, Wakeup, type Logger } from '@support-agent/shared';
 import type { EventPublisher, OutboxStore } from '../domain/ports.js';
 import { ticketsMetrics } from '../metrics.js';
 
@@ -117,7 +116,7 @@ export class OutboxRelay {
         await this.sleep(this.options.pollMs);
       }
       if (!full && this.failures === 0 && this.options.lingerMs > 0 && this.running)
-        await delay(this.options.lingerMs);
+        await sleep(this.options.lingerMs);
     }
   }
 
