@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import * as current from '@support-agent/events';
+import { sleep } from '@support-agent/shared';
 import { startNats } from '../test/support/backends.js';
 
 const ROUNDS = Number(process.argv[2] ?? 8);
@@ -56,8 +57,7 @@ function batchOfEvents(): current.OutboxMessage[] {
 try {
   // Both connected and the stream there (they connect in the background).
   for (const p of Object.values(publishers))
-    while ((await p.publish(batchOfEvents())).error !== undefined)
-      await new Promise((r) => setTimeout(r, 100));
+    while ((await p.publish(batchOfEvents())).error !== undefined) await sleep(100);
   const perEvent: Record<Name, number[]> = { base: [], current: [] };
   for (let round = 0; round < ROUNDS; round++) {
     const order: Name[] = round % 2 === 0 ? ['base', 'current'] : ['current', 'base'];

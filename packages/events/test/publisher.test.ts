@@ -19,6 +19,7 @@ import {
   type OutboxMessage,
 } from '@support-agent/events';
 import { startNats, type NatsHandle } from '../../../test/support/backends.js';
+import { eventually } from '../../../test/support/testing.js';
 
 const logger = pino({ level: 'silent' });
 const encoder = new TextEncoder();
@@ -38,14 +39,6 @@ function created(org: string, ticketId: number): OutboxMessage {
       },
     ),
   );
-}
-
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  const until = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The stream's messages of `org`, in stream order, as [Nats-Msg-Id, event id in the body]. */
@@ -75,7 +68,8 @@ describe('JetStream publisher acknowledgements', () => {
     jsm = await nc.jetstreamManager();
     publisher = new JetStreamEventPublisher(nats.url, logger, { publishTimeoutMs: 400 });
     await eventually(
-      async () => (await publisher.publish([])).error === undefined,
+      async () => ((await publisher.publish([])).error === undefined ? true : undefined),
+      15_000,
       'the publisher to connect',
     );
   });
@@ -131,7 +125,8 @@ describe('JetStream publisher acknowledgements', () => {
     assert.equal((report.error as { code?: string } | undefined)?.code, 'TIMEOUT');
     assert.ok(took >= 350 && took < 3_000, `reported after ${took} ms`);
     await eventually(
-      async () => (await publisher.publish(batch)).error === undefined,
+      async () => ((await publisher.publish(batch)).error === undefined ? true : undefined),
+      15_000,
       'a publish after the thaw',
     );
     // The frozen attempt's messages may have reached the stream; the retry's copies did not.
