@@ -18,6 +18,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readdirSync,
   readlinkSync,
   realpathSync,
   statSync,
@@ -58,6 +59,8 @@ export interface BackendHandle {
   stop(): Promise<void>;
   /** Send a signal (default SIGKILL, i.e. simulate a crash) without waiting. */
   kill(signal?: NodeJS.Signals): void;
+  /** SIGSTOP, then wait until every thread of the server has stopped (SIGCONT thaws it). */
+  freeze(): Promise<void>;
   /** Stop (if still running) and start again on the same port and data; waits for readiness. */
   restart(): Promise<void>;
 }
@@ -294,6 +297,26 @@ function isOurServer(pid: number, dir: string): boolean {
   }
 }
 
+/** True if every thread of PID is stopped by a signal (or the process is gone). */
+function allThreadsStopped(pid: number): boolean {
+  if (process.platform !== 'linux') return true; // no /proc: nothing to wait on
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true; // exited
+  }
+  return tids.every((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      return state === 'T' || state === 'Z' || state === 'X';
+    } catch {
+      return true; // the thread exited
+    }
+  });
+}
+
 function readPidFile(file: string): number | undefined {
   try {
     const pid = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
@@ -432,6 +455,21 @@ class ServerProcess {
     }
   }
 
+  /**
+   * SIGSTOP is delivered asynchronously: a multi-threaded server (nats-server's Go runtime) can
+   * still run on another core for a moment after kill() returns and serve a request sent
+   * meanwhile. So wait until /proc shows every thread stopped ('T').
+   */
+  async freeze(): Promise<void> {
+    const pids = this.livePids();
+    this.kill('SIGSTOP');
+    const until = Date.now() + STOP_TIMEOUT_MS;
+    while (!pids.every(allThreadsStopped)) {
+      if (Date.now() > until) throw new Error(`${this.spec.name} did not stop on SIGSTOP`);
+      await sleep(1);
+    }
+  }
+
   async stop(): Promise<void> {
     if (this.livePids().length === 0) return;
     this.kill('SIGTERM');
@@ -519,6 +557,7 @@ function toHandle<H extends BackendHandle>(server: ServerProcess, extra: object 
     },
     stop: () => server.stop(),
     kill: (signal) => server.kill(signal),
+    freeze: () => server.freeze(),
     restart: () => server.restart(),
   };
   return Object.assign(handle, extra) as H;

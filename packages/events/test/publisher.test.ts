@@ -112,7 +112,7 @@ describe('JetStream publisher acknowledgements', () => {
 
   it('when the server is frozen, then the batch is reported failed with a timeout within the publish timeout, and published once when it thaws', async () => {
     const batch = [created('frozen', 1), created('frozen', 2)];
-    nats.kill('SIGSTOP');
+    await nats.freeze();
     let report;
     const started = Date.now();
     try {
