@@ -55,8 +55,10 @@ describe('outbox relay timing', () => {
     return { publisher, write };
   }
 
-  it('when two writes come 30 ms apart and the relay lingers 150 ms, then both events leave in one batch, no sooner than the linger', async () => {
-    const { publisher, write } = await relayWith(150);
+  // The linger is far longer than the gap between the writes, so that a slow write on a loaded
+  // machine (the embedded store syncs to disk) still lands inside it.
+  it('when two writes come 30 ms apart and the relay lingers 400 ms, then both events leave in one batch, no sooner than the linger', async () => {
+    const { publisher, write } = await relayWith(400);
     const first = performance.now();
     await write();
     await new Promise((r) => setTimeout(r, 30));
@@ -67,7 +69,7 @@ describe('outbox relay timing', () => {
       'both events',
     );
     assert.equal(publisher.batches.length, 1, 'one batch');
-    assert.ok(publisher.batches[0]!.at - first >= 140, 'not before the linger was over');
+    assert.ok(publisher.batches[0]!.at - first >= 390, 'not before the linger was over');
   });
 
   it('when two writes come 30 ms apart and the relay does not linger, then each wakes the relay and leaves at once', async () => {
@@ -75,7 +77,9 @@ describe('outbox relay timing', () => {
     const first = performance.now();
     await write();
     await eventually(async () => publisher.batches.length === 1 || undefined, 5_000, 'the first');
-    assert.ok(publisher.batches[0]!.at - first < 25, 'the write woke the relay');
+    // The relay's poll is a minute: anything well under it was a wake-up, however loaded the
+    // machine is.
+    assert.ok(publisher.batches[0]!.at - first < 2_000, 'the write woke the relay');
     await new Promise((r) => setTimeout(r, 30));
     await write();
     await eventually(async () => publisher.batches.length === 2 || undefined, 5_000, 'the second');
