@@ -462,6 +462,7 @@ class ServerProcess {
    */
   async freeze(): Promise<void> {
     const pids = this.livePids();
+    if (pids.length === 0) throw new Error(`${this.spec.name} is not running: nothing to freeze`);
     this.kill('SIGSTOP');
     const until = Date.now() + STOP_TIMEOUT_MS;
     while (!pids.every(allThreadsStopped)) {
