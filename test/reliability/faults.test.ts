@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  freezeProcess,
   startMariaDb,
   startNats,
   startRedis,
@@ -229,9 +230,7 @@ function killBackend(handle: MariaDbHandle | RedisHandle | NatsHandle) {
 function pause(name: string, pid: () => number | undefined) {
   return inject(
     `SIGSTOP ${name}`,
-    () => {
-      process.kill(pid()!, 'SIGSTOP');
-    },
+    () => freezeProcess(pid()!),
     async () => {
       process.kill(pid()!, 'SIGCONT');
     },

@@ -272,12 +272,18 @@ function isAlive(pid: number): boolean {
     // EPERM means it exists but belongs to someone else: not ours either way.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+  const state = procState(`/proc/${pid}/stat`);
+  return state !== undefined && state !== 'Z' && state !== 'X'; // undefined: vanished meanwhile
+}
+
+/** The state letter of a /proc stat file (R, S, T, Z, ...), or undefined if it is gone. */
+function procState(statFile: string): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
+    const stat = readFileSync(statFile, 'utf8');
+    const at = stat.lastIndexOf(')') + 2; // the command name in parentheses may hold anything
+    return stat.slice(at, at + 1);
   } catch {
-    return false; // vanished between the two checks
+    return undefined;
   }
 }
 
@@ -307,14 +313,24 @@ function allThreadsStopped(pid: number): boolean {
     return true; // exited
   }
   return tids.every((tid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      return state === 'T' || state === 'Z' || state === 'X';
-    } catch {
-      return true; // the thread exited
-    }
+    const state = procState(`/proc/${pid}/task/${tid}/stat`);
+    return state === undefined || state === 'T' || state === 'Z' || state === 'X';
   });
+}
+
+/**
+ * SIGSTOP, then wait until every thread of `pid` has stopped. The signal is delivered
+ * asynchronously: a multi-threaded process (nats-server's Go runtime, mariadbd, node) can still
+ * run on another core for a moment after kill() returns and serve a request sent meanwhile.
+ * SIGCONT thaws it.
+ */
+export async function freezeProcess(pid: number): Promise<void> {
+  process.kill(pid, 'SIGSTOP');
+  const until = Date.now() + STOP_TIMEOUT_MS;
+  while (!allThreadsStopped(pid)) {
+    if (Date.now() > until) throw new Error(`pid ${pid} did not stop on SIGSTOP`);
+    await sleep(1);
+  }
 }
 
 function readPidFile(file: string): number | undefined {
@@ -455,20 +471,10 @@ class ServerProcess {
     }
   }
 
-  /**
-   * SIGSTOP is delivered asynchronously: a multi-threaded server (nats-server's Go runtime) can
-   * still run on another core for a moment after kill() returns and serve a request sent
-   * meanwhile. So wait until /proc shows every thread stopped ('T').
-   */
   async freeze(): Promise<void> {
     const pids = this.livePids();
     if (pids.length === 0) throw new Error(`${this.spec.name} is not running: nothing to freeze`);
-    this.kill('SIGSTOP');
-    const until = Date.now() + STOP_TIMEOUT_MS;
-    while (!pids.every(allThreadsStopped)) {
-      if (Date.now() > until) throw new Error(`${this.spec.name} did not stop on SIGSTOP`);
-      await sleep(1);
-    }
+    await Promise.all(pids.map(freezeProcess));
   }
 
   async stop(): Promise<void> {
