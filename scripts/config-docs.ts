@@ -5,11 +5,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
-import { configSchema as answers } from '../services/answers/src/config.js';
-import { configSchema as digest } from '../services/digest/src/config.js';
-import { configSchema as gateway } from '../services/gateway/src/config.js';
-import { configSchema as knowledge } from '../services/knowledge/src/config.js';
-import { configSchema as tickets } from '../services/tickets/src/config.js';
+import { configSchema as answers } from '@support-agent/answers/config';
+import { configSchema as digest } from '@support-agent/digest/config';
+import { configSchema as gateway } from '@support-agent/gateway/config';
+import { configSchema as knowledge } from '@support-agent/knowledge/config';
+import { configSchema as tickets } from '@support-agent/tickets/config';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CONFIG_DOC = path.join(ROOT, 'docs/configuration.md');

@@ -21,13 +21,15 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   expectedCalibrationError,
+  K,
+  ndcg,
+  type Outcome,
   precisionCoverage,
+  readJsonl,
+  reciprocalRank,
   reliabilityBins,
   reliabilitySvg,
-  type Outcome,
-} from '../services/knowledge/src/eval/calibration-metrics.js';
-import { readJsonl } from '../services/knowledge/src/eval/eval-data.js';
-import { K, ndcg, reciprocalRank } from '../services/knowledge/src/eval/retrieval-metrics.js';
+} from '@support-agent/quality';
 import { BASE_URL, call, createEvalOrg, mapConcurrently } from './lib/eval-api.js';
 import { loadLabelledSet, REPO_ROOT } from './lib/labelled-set.js';
 

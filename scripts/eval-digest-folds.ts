@@ -14,21 +14,18 @@
 // this process (embedded index, hashed embeddings): the same hits and vectors the pipeline gets,
 // without the services around them (`npm run eval:digest` runs the whole pipeline). Triage's
 // automatic answers are not simulated, so a topic is shown with a KB answer by the floor alone.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createLogger, mulberry32 } from '@support-agent/shared';
-import { loadDigestConfig } from '../services/digest/src/config.js';
-import { groupWeek, type GroupingSettings } from '../services/digest/src/domain/group-week.js';
-import type { KbHit } from '../services/digest/src/domain/ports.js';
-import { digestSettings } from '../services/digest/src/server.js';
-import { EmbeddedIndex } from '../services/knowledge/src/data-access/embedded-index/index.js';
-import { HashedEmbeddings } from '../services/knowledge/src/data-access/hashed-embeddings.js';
-import { collectionName, fingerprintKey } from '../services/knowledge/src/domain/fingerprint.js';
-import { searchEntries, type KnowledgeDeps } from '../services/knowledge/src/domain/search.js';
-import { upsertEntries } from '../services/knowledge/src/domain/upsert.js';
-import type { CorpusEntry, EvalQuery } from '../services/knowledge/src/eval/eval-data.js';
+import {
+  digestSettings,
+  groupWeek,
+  loadDigestConfig,
+  type GroupingSettings,
+  type KbHit,
+} from '@support-agent/digest/grouping';
+import { fingerprintKey, searchEntries } from '@support-agent/knowledge/search';
+import { openInProcessKb, type CorpusEntry, type EvalQuery } from '@support-agent/quality';
+import { mulberry32 } from '@support-agent/shared';
 import {
   drawWeek,
   readCollection,
@@ -58,23 +55,10 @@ const ORG = 'folds';
 type Grouper = (tickets: EvalQuery[], threshold: number) => Promise<DigestTopic[]>;
 
 /** The KB indexed in process; groupWeek over it with the digest's default settings. */
-async function openGrouper(corpus: CorpusEntry[], dir: string) {
-  const embeddings = new HashedEmbeddings();
-  const index = new EmbeddedIndex({
-    dir,
-    collection: collectionName('folds', embeddings.fingerprint),
-    dimensions: embeddings.dimensions,
-  });
-  await index.init();
-  const logger = createLogger('eval-digest-folds', 'warn');
-  const deps: KnowledgeDeps = { index, embeddings, logger, now: Date.now };
-  for (let i = 0; i < corpus.length; i += 500) {
-    const chunk = corpus
-      .slice(i, i + 500)
-      .map((c) => ({ id: c.faq_id, question: c.question, answer: c.answer, tags: [] }));
-    const res = await upsertEntries(deps, ORG, chunk);
-    if (res.failed.length > 0) throw new Error(`KB import: ${JSON.stringify(res.failed[0])}`);
-  }
+async function openGrouper(corpus: CorpusEntry[]) {
+  const kb = await openInProcessKb(corpus, ORG);
+  const { deps, embeddings } = kb;
+  const logger = deps.logger;
   // Each question is searched and embedded once, whatever the number of weeks it is in.
   const hits = new Map<string, Promise<KbHit[]>>();
   const ports = {
@@ -119,7 +103,7 @@ async function openGrouper(corpus: CorpusEntry[], dir: string) {
       ticket_ids: t.questions.flatMap((q) => q.tickets.map((x) => x.ticketId)),
     }));
   };
-  return { group, defaultThreshold: defaults.thresholds.hashed, close: () => index.close() };
+  return { group, defaultThreshold: defaults.thresholds.hashed, close: () => kb.close() };
 }
 
 async function weeks(
@@ -149,8 +133,7 @@ async function main(): Promise<void> {
   const foldOf = new Map(threads.map((t, i) => [t, i % FOLDS]));
   const subset = (keep: (fold: number) => boolean) =>
     new Map([...byThread].filter(([t]) => keep(foldOf.get(t)!)));
-  const dir = mkdtempSync(join(tmpdir(), 'eval-digest-folds-'));
-  const { group, defaultThreshold, close } = await openGrouper(corpus, dir);
+  const { group, defaultThreshold, close } = await openGrouper(corpus);
   try {
     console.log(
       `digest grouping, ${FOLDS} folds over ${byThread.size} threads of ${args.data}; ` +
@@ -179,7 +162,6 @@ async function main(): Promise<void> {
     report(`all folds held out, default threshold ${defaultThreshold}`, defaultHeldOut);
   } finally {
     await close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { mapConcurrently, sleep } from '@support-agent/shared';
-import type { CorpusEntry, EvalQuery } from '../services/knowledge/src/eval/eval-data.js';
+import type { CorpusEntry, EvalQuery } from '@support-agent/quality';
 import { startBackends, type Backends } from '../test/support/backends.js';
 import { api, Stack } from '../test/support/stack.js';
 import {

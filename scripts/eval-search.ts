@@ -11,14 +11,14 @@
 // Environment: BASE_URL (http://127.0.0.1:8080), ADMIN_URL (http://127.0.0.1:8081),
 // ADMIN_TOKEN (default: the contents of $DATA_DIR/admin-token, DATA_DIR=./data).
 // The evaluation data is only read, never copied into the product.
-import { bm25Rankings } from '../services/knowledge/src/eval/bm25-baseline.js';
-import { loadEvalCollection } from '../services/knowledge/src/eval/eval-data.js';
 import {
+  bm25Rankings,
   evaluateRankings,
   formatComparison,
   K,
+  loadEvalCollection,
   type RankedQuery,
-} from '../services/knowledge/src/eval/retrieval-metrics.js';
+} from '@support-agent/quality';
 import { BASE_URL, call, createEvalOrg, mapConcurrently } from './lib/eval-api.js';
 
 async function main(): Promise<void> {

@@ -11,17 +11,14 @@
 import { readFileSync } from 'node:fs';
 import { callUnary, createGrpcClient, mapConcurrently } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
-import { classify } from '../services/answers/src/domain/classifier.js';
-import { loadTriageModel } from '../services/answers/src/domain/triage-model.js';
-import {
-  FOLDED,
-  scoreFolded,
-  type Folded,
-  type FoldedScores,
-} from '../services/answers/training/scores.js';
+import { classify, loadTriageModel } from '@support-agent/answers/triage';
+import { classScores, type ClassScores } from '@support-agent/quality';
 
-const CLASSES = FOLDED;
-type EvalClass = Folded;
+/** The labels of the data: the five categories fold into these three (FOLD). */
+const CLASSES = ['bug', 'feature', 'question'] as const;
+type EvalClass = (typeof CLASSES)[number];
+const scoreFolded = (gold: EvalClass[], predicted: EvalClass[]) =>
+  classScores(CLASSES, gold, predicted);
 
 const FOLD: Record<string, EvalClass> = {
   bug: 'bug',
@@ -113,7 +110,7 @@ function calibrationError(labelled: Labelled[], gold: EvalClass[]): number | und
   return bins.reduce((s, b) => s + Math.abs(b.p - b.right), 0) / labelled.length;
 }
 
-type Scores = FoldedScores;
+type Scores = ClassScores<EvalClass>;
 
 function report(title: string, s: Scores, detailed: boolean): void {
   const f = (x: number) => x.toFixed(3);

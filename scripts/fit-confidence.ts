@@ -26,9 +26,10 @@ import {
   answerFeatures,
   answerProbability,
   type ConfidenceModel,
-} from '../services/answers/src/domain/confidence.js';
-import { relevantHits, SEARCH_LIMIT } from '../services/answers/src/domain/generate-answer.js';
-import type { KbHit } from '../services/answers/src/domain/ports.js';
+  type KbHit,
+  relevantHits,
+  SEARCH_LIMIT,
+} from '@support-agent/answers/confidence';
 import {
   competitorGaps,
   rankingScore,
@@ -37,24 +38,22 @@ import {
   type FeatureRow,
   type RerankModel,
   type RerankStage,
-} from '../services/knowledge/src/domain/rerank.js';
+} from '@support-agent/knowledge/search';
 import {
   expectedCalibrationError,
-  logLoss,
-  precisionCoverage,
-  type Outcome,
-} from '../services/knowledge/src/eval/calibration-metrics.js';
-import {
-  labelledQueries,
-  type LabelledQuery,
-} from '../services/knowledge/src/eval/labelled-queries.js';
-import { fitListwise } from '../services/knowledge/src/eval/listwise-fit.js';
-import {
+  fitListwise,
   fitLogistic,
   groupFolds,
+  K,
+  labelledQueries,
+  type LabelledQuery,
+  logLoss,
+  ndcg,
+  type Outcome,
+  precisionCoverage,
+  reciprocalRank,
   type Sample,
-} from '../services/knowledge/src/eval/logistic-fit.js';
-import { K, ndcg, reciprocalRank } from '../services/knowledge/src/eval/retrieval-metrics.js';
+} from '@support-agent/quality';
 import { loadLabelledSet, REPO_ROOT } from './lib/labelled-set.js';
 
 const DEPTH = 20;

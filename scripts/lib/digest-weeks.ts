@@ -3,11 +3,7 @@
 // eval-digest-folds.ts (in process, thresholds chosen by cross-validation over threads).
 import { join } from 'node:path';
 import { mulberry32 } from '@support-agent/shared';
-import {
-  readJsonl,
-  type CorpusEntry,
-  type EvalQuery,
-} from '../../services/knowledge/src/eval/eval-data.js';
+import { readJsonl, type CorpusEntry, type EvalQuery } from '@support-agent/quality';
 
 export const MAX_TICKETS_PER_QUESTION = 10;
 

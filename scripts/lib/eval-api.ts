@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mapConcurrently as mapWithLimit, sleep } from '@support-agent/shared';
-import type { CorpusEntry } from '../../services/knowledge/src/eval/eval-data.js';
+import type { CorpusEntry } from '@support-agent/quality';
 
 /** Bytes of JSON per import request: well under the API's 64 KiB body limit. */
 const IMPORT_CHUNK_BYTES = 48 * 1024;

@@ -2,10 +2,7 @@
 // convention and one default, the StackFAQ dev split.
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  loadEvalCollection,
-  type EvalCollection,
-} from '../../services/knowledge/src/eval/eval-data.js';
+import { loadEvalCollection, type EvalCollection } from '@support-agent/quality';
 
 /** The repository's root folder: scripts resolve their default files from it. */
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { paths } from '../../services/gateway/openapi/openapi.js';
+import type { paths } from '@support-agent/gateway/openapi';
 import { SHORT_KB } from '../support/kb.js';
 import { OPENAPI_FILE, OpenApiContract } from '../support/openapi-contract.js';
 import { redisDatabase } from '../support/security.js';

@@ -10,7 +10,7 @@
  * scavenge until it is promoted, and waits in the old generation for the next full collection.
  * grpc-js's listeners on the stream are the way from the stream to the call; with them gone the
  * stream carries only its own state. Measured on the gateway at 300 req/s (bench/tail-path.ts,
- * docs/performance.md "What a finished request leaves behind"): promoted per request
+ * docs/lab/2026-11-26-gateway-survivors.md): promoted per request
  * 12.0–12.8 → 7.1–7.4 KB (search) and 16.2–16.4 → 7.0–7.5 KB (list), time paused in GC halved.
  *
  * grpc-js opens its sessions with `http2.connect` of the shared `node:http2` module, so the

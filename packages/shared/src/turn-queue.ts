@@ -8,7 +8,7 @@
  * answered 20–30 calls at once after working through all of them while its caller (the
  * gateway) waited, and then the gateway worked through the answers while knowledge waited: on
  * two cores the two processes took turns instead of overlapping, and a third of the machine
- * sat idle under full load (docs/performance.md, "Knowledge answers in turns of 1 ms"). A few
+ * sat idle under full load (docs/lab/2026-11-26-knowledge-turns.md). A few
  * tasks per turn keep the writes batched; one per turn cost more CPU per call, all at once the
  * idle time (measured there).
  *

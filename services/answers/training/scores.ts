@@ -1,5 +1,6 @@
 // Scores of the triage classifier over the three classes most trackers (and NLBSE'24) use;
 // shared by the training cross-validation and scripts/eval-triage.ts.
+import { classScores, type ClassScores } from '@support-agent/quality';
 import type { Category } from '../src/domain/ports.js';
 
 export const FOLDED = ['bug', 'feature', 'question'] as const;
@@ -9,30 +10,7 @@ export type Folded = (typeof FOLDED)[number];
 export const fold = (c: Category): Folded =>
   c === 'bug' ? 'bug' : c === 'feature_request' ? 'feature' : 'question';
 
-export interface FoldedScores {
-  perClass: Record<Folded, { precision: number; recall: number; f1: number; support: number }>;
-  macroF1: number;
-  accuracy: number;
-  /** confusion[label][prediction]. */
-  confusion: Record<Folded, Record<Folded, number>>;
-}
+export type FoldedScores = ClassScores<Folded>;
 
-export function scoreFolded(gold: Folded[], predicted: Folded[]): FoldedScores {
-  const confusion = Object.fromEntries(
-    FOLDED.map((g) => [g, Object.fromEntries(FOLDED.map((p) => [p, 0]))]),
-  ) as FoldedScores['confusion'];
-  gold.forEach((g, i) => confusion[g][predicted[i]!]++);
-  const perClass = {} as FoldedScores['perClass'];
-  for (const c of FOLDED) {
-    const tp = confusion[c][c];
-    const predictedC = FOLDED.reduce((s, g) => s + confusion[g][c], 0);
-    const support = FOLDED.reduce((s, p) => s + confusion[c][p], 0);
-    const precision = predictedC ? tp / predictedC : 0;
-    const recall = support ? tp / support : 0;
-    const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
-    perClass[c] = { precision, recall, f1, support };
-  }
-  const macroF1 = FOLDED.reduce((s, c) => s + perClass[c].f1, 0) / FOLDED.length;
-  const accuracy = gold.filter((g, i) => g === predicted[i]).length / Math.max(1, gold.length);
-  return { perClass, macroF1, accuracy, confusion };
-}
+export const scoreFolded = (gold: Folded[], predicted: Folded[]): FoldedScores =>
+  classScores(FOLDED, gold, predicted);

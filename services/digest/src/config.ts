@@ -13,6 +13,7 @@ import {
   z,
 } from '@support-agent/shared';
 import { DIGEST_CONSUMER } from '@support-agent/events';
+import type { DigestSettings } from './domain/build-digest.js';
 import { scheduleOffsetMinutes, WEEK_MINUTES, WEEKDAYS } from './domain/schedule.js';
 
 /** Topic similarity: embedding cosine (≤ 1) + 2 × a probability (≤ 1). */
@@ -167,4 +168,23 @@ export function scheduleOffset(config: DigestConfig): number {
     config.DIGEST_SCHEDULE_OFFSET_MINUTES ??
     scheduleOffsetMinutes(config.DIGEST_SCHEDULE_DAY, config.DIGEST_SCHEDULE_TIME)
   );
+}
+
+/** The digest's settings from its environment (what the service and eval:digest-folds run with). */
+export function digestSettings(config: DigestConfig): DigestSettings {
+  return {
+    topTopics: config.DIGEST_TOP_TOPICS,
+    unansweredListed: config.DIGEST_CHECKED_TOPICS,
+    kbScoreFloor: config.DIGEST_KB_SCORE_FLOOR,
+    searchDepth: config.DIGEST_SEARCH_DEPTH,
+    maxTickets: config.DIGEST_MAX_TICKETS,
+    thresholds: {
+      override: config.DIGEST_TOPIC_THRESHOLD,
+      lexical: config.DIGEST_TOPIC_THRESHOLD_LEXICAL,
+      hashed: config.DIGEST_TOPIC_THRESHOLD_HASHED,
+      dense: config.DIGEST_TOPIC_THRESHOLD_DENSE,
+    },
+    llmTimeoutMs: config.DIGEST_LLM_TIMEOUT_MS,
+    searchConcurrency: config.DIGEST_SEARCH_CONCURRENCY,
+  };
 }

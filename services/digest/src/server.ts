@@ -18,8 +18,8 @@ import {
   openTicketEventSource,
   type TicketEventSource,
 } from '@support-agent/events';
-import { metricsPort, scheduleOffset, type DigestConfig } from './config.js';
-import { buildDigest, type BuildDigestDeps, type DigestSettings } from './domain/build-digest.js';
+import { digestSettings, metricsPort, scheduleOffset, type DigestConfig } from './config.js';
+import { buildDigest, type BuildDigestDeps } from './domain/build-digest.js';
 import type { DigestRepository } from './domain/ports.js';
 import { EmbeddedDigestRepository } from './data-access/embedded/digest-repository.js';
 import { FallbackEmbedder, KnowledgePorts } from './data-access/knowledge-client.js';
@@ -124,24 +124,6 @@ export async function start(
       stop: gracefulStop('digest', grpc, config.SHUTDOWN_GRACE_MS, closers),
     };
   });
-}
-
-export function digestSettings(config: DigestConfig): DigestSettings {
-  return {
-    topTopics: config.DIGEST_TOP_TOPICS,
-    unansweredListed: config.DIGEST_CHECKED_TOPICS,
-    kbScoreFloor: config.DIGEST_KB_SCORE_FLOOR,
-    searchDepth: config.DIGEST_SEARCH_DEPTH,
-    maxTickets: config.DIGEST_MAX_TICKETS,
-    thresholds: {
-      override: config.DIGEST_TOPIC_THRESHOLD,
-      lexical: config.DIGEST_TOPIC_THRESHOLD_LEXICAL,
-      hashed: config.DIGEST_TOPIC_THRESHOLD_HASHED,
-      dense: config.DIGEST_TOPIC_THRESHOLD_DENSE,
-    },
-    llmTimeoutMs: config.DIGEST_LLM_TIMEOUT_MS,
-    searchConcurrency: config.DIGEST_SEARCH_CONCURRENCY,
-  };
 }
 
 /** MySQL when MYSQL_URL is set, the embedded journal otherwise (config guarantees EMBEDDED then). */

@@ -19,8 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLogger } from '@support-agent/shared';
 import { entry, queryFor, random } from '../../../bench/synthetic-kb.js';
-import { loadEvalCollection } from '../src/eval/eval-data.js';
-import { evaluateRankings, type Judgements } from '../src/eval/retrieval-metrics.js';
+import { evaluateRankings, type Judgements, loadEvalCollection } from '@support-agent/quality';
 
 interface Hit {
   entryId: string;

@@ -22,14 +22,14 @@ import { QdrantStandIn } from './support/qdrant-standin.js';
 import { collectionName } from '../src/domain/fingerprint.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { upsertEntries } from '../src/domain/upsert.js';
-import { bm25Rankings } from '../src/eval/bm25-baseline.js';
-import { loadEvalCollection } from '../src/eval/eval-data.js';
 import {
+  bm25Rankings,
   evaluateRankings,
   formatComparison,
   K,
+  loadEvalCollection,
   type RankedQuery,
-} from '../src/eval/retrieval-metrics.js';
+} from '@support-agent/quality';
 
 const repoRoot = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const dataDir = process.env.STACKFAQ_DIR ?? resolve(repoRoot, '../shared/data/stackfaq');

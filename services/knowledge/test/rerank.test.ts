@@ -1,19 +1,19 @@
-// The second search stage (reranking + calibrated scores) and the learners that fit it.
+// The second search stage (reranking + calibrated scores) and the script that fits it (its
+// learners are in @support-agent/quality).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { checkConfidenceModel } from '../../answers/src/domain/confidence.js';
+import { checkConfidenceModel } from '@support-agent/answers/confidence';
 import { bestOf, competitionRanks } from '../src/domain/first-stage.js';
 import { calibrated, checkRerankModel, competitorGaps, GAP_CAP } from '../src/domain/rerank.js';
 import { RERANK_MODEL } from '../src/domain/rerank-model.js';
-import { gramCounts, QueryWords } from '../src/domain/question-match.js';
+import { QueryWords } from '../src/domain/question-match.js';
+import { gramCounts } from '../src/domain/term-grams.js';
 import { QuestionVocabulary, questionTermsIn, termsOf } from '../src/domain/question-vocabulary.js';
 import { isStopword, words as tokenWords } from '../src/domain/tokenizer.js';
-import { fitListwise } from '../src/eval/listwise-fit.js';
-import { fitLogistic, groupFolds } from '../src/eval/logistic-fit.js';
 import { ENTRIES, tempDir } from './support/fixtures.js';
 import { mulberry32 } from '@support-agent/shared';
 
@@ -169,35 +169,7 @@ describe('reranking', () => {
   });
 });
 
-describe('fitting', () => {
-  test('when relevance follows one feature, then the listwise ranker weighs it positively and ignores noise', () => {
-    let seed = 42;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const lists = Array.from({ length: 60 }, () => {
-      const x = Array.from({ length: 8 }, () => [random(), random()]);
-      const best = x.reduce((b, v, i) => (v[0]! > x[b]![0]! ? i : b), 0);
-      return { x, relevant: x.map((_, i) => i === best) };
-    });
-    const [signal, noise] = fitListwise(lists);
-    assert.ok(signal! > 3 * Math.abs(noise!), `weights ${signal}, ${noise}`);
-  });
-
-  test('when outcomes follow a feature, then logistic regression recovers the sign', () => {
-    const samples = Array.from({ length: 200 }, (_, i) => {
-      const x = (i % 20) / 20;
-      return { x: [x], y: (x > 0.5 ? 1 : 0) as 0 | 1, group: String(i % 7) };
-    });
-    const fitted = fitLogistic(samples, { l2: 0.1 });
-    assert.ok(fitted.weights[0]! > 1);
-  });
-
-  test('when folds are assigned, then every group lies in exactly one fold and all folds are used', () => {
-    const groups = Array.from({ length: 50 }, (_, i) => `t${i % 10}`);
-    const folds = groupFolds(groups, 5);
-    assert.equal(folds.size, 10);
-    assert.deepEqual([...new Set(folds.values())].sort(), [0, 1, 2, 3, 4]);
-  });
-
+describe('fitting the models', () => {
   test('when the fitting script runs on a tiny labelled file, then it writes models that load', async () => {
     const dir = tempDir('fit-confidence-');
     try {

@@ -1,5 +1,5 @@
 // Unit tests of the domain's text analysis, scoring, hashing and validation, the
-// built-in embeddings, and the evaluation metrics.
+// built-in embeddings.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AppError } from '@support-agent/shared';
@@ -29,13 +29,6 @@ import {
   validateOrgId,
   validateQuery,
 } from '../src/domain/validation.js';
-import { Bm25Baseline } from '../src/eval/bm25-baseline.js';
-import {
-  evaluateRankings,
-  ndcg,
-  reciprocalRank,
-  threadHit,
-} from '../src/eval/retrieval-metrics.js';
 
 describe('tokenizer and stemmer', () => {
   it('when text is tokenised, then it is NFKC-folded, lower-cased, split on non-alphanumerics, apostrophes removed', () => {
@@ -310,52 +303,5 @@ describe('validation', () => {
     assert.deepEqual(e, { id: 'x', question: '  Q?  ', answer: 'A', tags: ['a', 'b'] });
     invalid(() => validateEntry({ id: 'x', question: 'Q', answer: ' ' }), 'answer');
     invalid(() => validateEntry({ id: 'bad\nid', question: 'Q', answer: 'A' }), 'id');
-  });
-});
-
-describe('evaluation metrics', () => {
-  const relevant = new Set(['t1_a', 't1_b']);
-  const threadOf = new Map([
-    ['t1_a', 't1'],
-    ['t1_b', 't1'],
-    ['t2_a', 't2'],
-    ['t3_a', 't3'],
-  ]);
-
-  it('when the first relevant entry is at rank 2, then MRR is 1/2', () => {
-    assert.equal(reciprocalRank(['t2_a', 't1_b', 't1_a'], relevant, 5), 0.5);
-    assert.equal(reciprocalRank(['t2_a', 't3_a'], relevant, 5), 0);
-  });
-
-  it('when the ranking is ideal, then nDCG is 1; otherwise it is discounted by rank', () => {
-    assert.equal(ndcg(['t1_a', 't1_b', 't2_a'], relevant, 5), 1);
-    const expected = (1 / Math.log2(3) + 1 / Math.log2(4)) / (1 + 1 / Math.log2(3));
-    assert.ok(Math.abs(ndcg(['t2_a', 't1_a', 't1_b'], relevant, 5) - expected) < 1e-12);
-  });
-
-  it('when a ranking is collapsed to threads, then Hit@k looks at the first k distinct threads', () => {
-    assert.equal(threadHit(['t2_a', 't2_a', 't1_a'], threadOf, 't1', 2), 1);
-    assert.equal(threadHit(['t2_a', 't3_a', 't1_a'], threadOf, 't1', 2), 0);
-  });
-
-  it('when rankings are evaluated, then queries without judgements are skipped', () => {
-    const m = evaluateRankings(
-      [
-        { queryId: 'q1', threadId: 't1', ranking: ['t1_a'] },
-        { queryId: 'q2', threadId: 't9', ranking: ['t1_a'] },
-      ],
-      { relevant: new Map([['q1', relevant]]), threadOf },
-    );
-    assert.equal(m.queries, 1);
-    assert.equal(m.mrr, 1);
-    assert.equal(m.hit, 1);
-  });
-
-  it('when the BM25 baseline searches, then documents with the query terms come first', () => {
-    const bm25 = new Bm25Baseline([
-      { id: 'a', text: 'reset your password in settings' },
-      { id: 'b', text: 'download invoices from billing' },
-    ]);
-    assert.deepEqual(bm25.search('password reset', 5), ['a']);
   });
 });

@@ -2,7 +2,7 @@ import type { Schemas } from '@qdrant/js-client-rest';
 import { entryTextFacts, questionKey, sharedQuestionVocabulary } from '../domain/entry-profile.js';
 import type { CandidateWithVector } from '../domain/candidate-set.js';
 import type { EntryProfile, IndexedEntry, StoredEntry } from '../domain/ports.js';
-import { gramCounts } from '../domain/question-match.js';
+import { gramCounts } from '../domain/term-grams.js';
 import { questionTermsIn } from '../domain/question-vocabulary.js';
 
 /** The Qdrant adapter's points: named vectors, payload, and what a search reads back. */

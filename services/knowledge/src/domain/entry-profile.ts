@@ -1,6 +1,6 @@
 import { hash32, termId } from './hashing.js';
 import type { EntryProfile, EntryText } from './ports.js';
-import { gramCounts } from './question-match.js';
+import { gramCounts } from './term-grams.js';
 import { QuestionVocabulary, questionTermsIn } from './question-vocabulary.js';
 import { questionText } from './scoring.js';
 import { terms } from './tokenizer.js';

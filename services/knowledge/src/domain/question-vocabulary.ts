@@ -1,8 +1,8 @@
-import { termGrams } from './question-match.js';
+import { termGrams } from './term-grams.js';
 import { grown } from './typed-arrays.js';
 
 /**
- * Question terms as small integer ids, each with its character trigrams (question-match.ts)
+ * Question terms as small integer ids, each with its character trigrams (term-grams.ts)
  * computed once, when the term is first seen. A query compares its words with the distinct
  * terms of the 20 questions it reranks; by id, what it found for a term is one typed-array
  * read instead of string-keyed `Map` lookups (of the term's trigrams and of the query's own

@@ -1,15 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger } from '@support-agent/shared';
-import { EmbeddedIndex } from '../data-access/embedded-index/index.js';
-import { HashedEmbeddings } from '../data-access/hashed-embeddings.js';
-import { collectionName } from '../domain/fingerprint.js';
-import { featureRows, type FeatureRow } from '../domain/rerank.js';
-import { queryTerms } from '../domain/scoring.js';
-import { candidateCount, isZero, type KnowledgeDeps } from '../domain/search.js';
-import { upsertEntries } from '../domain/upsert.js';
+import {
+  candidateCount,
+  featureRows,
+  isZero,
+  queryTerms,
+  type FeatureRow,
+} from '@support-agent/knowledge/search';
 import type { EvalCollection } from './eval-data.js';
+import { openInProcessKb } from './in-process-kb.js';
 
 /**
  * The reranking features of labelled queries against their KB, computed exactly as
@@ -38,30 +35,9 @@ export async function labelledQueries(
   /** Questions the KB does not answer (no relevant entry). */
   offTopic: string[] = [],
 ): Promise<LabelledQuery[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'fit-confidence-'));
-  const embeddings = new HashedEmbeddings();
-  const index = new EmbeddedIndex({
-    dir,
-    collection: collectionName('fit', embeddings.fingerprint),
-    dimensions: embeddings.dimensions,
-  });
+  const kb = await openInProcessKb(collection.corpus, 'fit');
+  const { index, embeddings, orgId } = kb;
   try {
-    await index.init();
-    const deps: KnowledgeDeps = {
-      index,
-      embeddings,
-      logger: createLogger('fit-confidence', 'warn'),
-      now: Date.now,
-    };
-    const orgId = 'fit';
-    for (let i = 0; i < collection.corpus.length; i += 500) {
-      const chunk = collection.corpus
-        .slice(i, i + 500)
-        .map((c) => ({ id: c.faq_id, question: c.question, answer: c.answer, tags: [] }));
-      const res = await upsertEntries(deps, orgId, chunk);
-      if (res.failed.length > 0)
-        throw new Error(`import failed: ${JSON.stringify(res.failed.slice(0, 3))}`);
-    }
     const out: LabelledQuery[] = [];
     const asked = [
       ...collection.queries.map((q) => ({
@@ -105,8 +81,7 @@ export async function labelledQueries(
     }
     return out;
   } finally {
-    await index.close();
-    rmSync(dir, { recursive: true, force: true });
+    await kb.close();
   }
 }
 
