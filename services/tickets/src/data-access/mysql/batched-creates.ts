@@ -47,12 +47,14 @@ const ticketInsert = (number: string) => `INSERT INTO tickets (org_id, number, c
   author_name, idempotency_key, status, priority, category, ai_summary, ai_answer, created_at,
   updated_at) VALUES (?, ${number}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 /**
- * Takes `count` numbers of an organization: its counter row is created at `count` or raised by
- * it, and stays locked by this transaction until COMMIT (so the numbers are consecutive, and a
- * batch rolled back gives its numbers back).
+ * Takes `n` numbers of each of `orgs` organizations (one statement, whatever their count): each
+ * counter row is created at its `n` or raised by it, and stays locked by this transaction until
+ * COMMIT (so the numbers are consecutive, and a batch rolled back gives its numbers back). The
+ * rows come as a derived table rather than `VALUES(...)`, deprecated in MySQL 8.
  */
-const COUNTER_ADD = `INSERT INTO tickets_org_counters (org_id, last_number) VALUES (?, ?)
-  ON DUPLICATE KEY UPDATE last_number = last_number + ?`;
+const counterAdd = (orgs: number) => `INSERT INTO tickets_org_counters (org_id, last_number)
+  SELECT b.org_id, b.n FROM (${Array(orgs).fill('SELECT ? AS org_id, ? AS n').join(' UNION ALL ')}) AS b
+  ON DUPLICATE KEY UPDATE last_number = last_number + b.n`;
 /** How each request of a batch is answered. */
 type Plan =
   | { insert: { orgId: string; offset: number } } // the offset-th new ticket of its org in the batch
@@ -60,9 +62,10 @@ type Plan =
   | { existing: number }; // the number of the ticket that already held its key
 
 /**
- * Writes `requests` in one transaction on `conn` in one round trip: START TRANSACTION; per
- * organization with new tickets (in org id order, so two batches never wait on each other in a
- * cycle) its counter raised by its count and `@nK` = the number before them; per ticket its
+ * Writes `requests` in one transaction on `conn` in one round trip: START TRANSACTION; the
+ * counters of the organizations with new tickets raised by their counts (in org id order, so
+ * two batches never wait on each other in a cycle) and, per organization, `@nK` = the number
+ * before them; per ticket its
  * INSERT with number `@nK + offset` and `SET @tN = LAST_INSERT_ID()`; one INSERT of every
  * outbox row, each payload completed with its ticket's key and number (a ticket's rows in the
  * order of its events, the tickets in the order of the requests); the `@nK` read back; COMMIT.
@@ -100,13 +103,18 @@ export async function createInOneTransaction(
   const orgVar = new Map(orgs.map((orgId, k) => [orgId, `@n${k}`]));
   const statements = ['START TRANSACTION'];
   const params: StatementParam[] = [];
-  for (const orgId of orgs) {
-    const count = newPerOrg.get(orgId)!;
+  if (orgs.length > 0) {
     statements.push(
-      COUNTER_ADD,
-      `SET ${orgVar.get(orgId)} = (SELECT last_number FROM tickets_org_counters WHERE org_id = ?) - ?`,
+      counterAdd(orgs.length),
+      `SET ${orgs
+        .map(
+          (o) =>
+            `${orgVar.get(o)} = (SELECT last_number FROM tickets_org_counters WHERE org_id = ?) - ?`,
+        )
+        .join(', ')}`,
     );
-    params.push(orgId, count, count, orgId, count);
+    const counts = orgs.flatMap((o) => [o, newPerOrg.get(o)!]);
+    params.push(...counts, ...counts);
   }
   const outboxRows: string[] = [];
   const outboxParams: StatementParam[] = [];
