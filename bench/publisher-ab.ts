@@ -40,7 +40,7 @@ function batchOfEvents(): current.OutboxMessage[] {
     current.toOutboxMessage(
       current.newTicketEvent(
         'tickets.created',
-        { org_id: 'bench', ticket_id: ++ticketId, occurred_at: AT },
+        { org_id: 'bench', ticket_id: ++ticketId, ticket_number: ticketId, occurred_at: AT },
         {
           content: 'My export to CSV fails with a timeout after 30 seconds.',
           author_name: null,

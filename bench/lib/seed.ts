@@ -21,11 +21,19 @@ export async function seedBenchOrg(stack: Stack, mysqlUrl: string): Promise<stri
   );
 }
 
-/** Inserts `rows` tickets for one org, 10 ms apart, oldest first, statuses rotating. */
+/**
+ * Inserts `rows` tickets for one org, 10 ms apart, oldest first, statuses rotating; numbered
+ * after the org's tickets so far, its counter raised to match (as the service would leave it).
+ */
 export async function seedTickets(url: string, orgId: string, rows: number): Promise<void> {
   const conn = await mysql.createConnection({ uri: url });
   const start = Date.now() - rows * 10;
   try {
+    const [counter] = await conn.query<mysql.RowDataPacket[]>(
+      'SELECT last_number FROM tickets_org_counters WHERE org_id = ?',
+      [orgId],
+    );
+    const first = Number(counter[0]?.last_number ?? 0) + 1;
     for (let done = 0; done < rows; done += BATCH) {
       const n = Math.min(BATCH, rows - done);
       const values: unknown[] = [];
@@ -33,14 +41,28 @@ export async function seedTickets(url: string, orgId: string, rows: number): Pro
       for (let i = 0; i < n; i++) {
         const at = new Date(start + (done + i) * 10);
         const status = ['open', 'in_progress', 'resolved', 'closed'][(done + i) % 4];
-        placeholders.push('(?, ?, ?, ?, ?, ?, ?)');
-        values.push(orgId, `seeded ticket ${done + i}`, status, 'medium', at, at, null);
+        placeholders.push('(?, ?, ?, ?, ?, ?, ?, ?)');
+        values.push(
+          orgId,
+          first + done + i,
+          `seeded ticket ${done + i}`,
+          status,
+          'medium',
+          at,
+          at,
+          null,
+        );
       }
       await conn.query(
-        `INSERT INTO tickets (org_id, content, status, priority, created_at, updated_at, idempotency_key) VALUES ${placeholders.join(',')}`,
+        `INSERT INTO tickets (org_id, number, content, status, priority, created_at, updated_at, idempotency_key) VALUES ${placeholders.join(',')}`,
         values,
       );
     }
+    await conn.query(
+      `INSERT INTO tickets_org_counters (org_id, last_number) VALUES (?, ?)
+       ON DUPLICATE KEY UPDATE last_number = ?`,
+      [orgId, first + rows - 1, first + rows - 1],
+    );
   } finally {
     await conn.end();
   }

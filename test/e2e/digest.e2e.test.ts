@@ -303,7 +303,7 @@ test('when NATS is down while tickets are created, then after it returns the dig
   const created = (await readStream(stack.nats.url))
     .filter((m) => m.event.org_id === org && m.event.type === 'tickets.created')
     .map((m) => m.event);
-  assert.deepEqual(created.map((e) => e.ticket_id).sort(), [...ids].sort());
+  assert.deepEqual(created.map((e) => e.ticket_number).sort(), [...ids].sort());
   const duplicatesBefore = await scrapeMetric(metricsPort, 'digest_events_duplicate_total');
   assert.equal((await publishEvents(stack.nats.url, created)).duplicates, created.length);
   await publishEvents(stack.nats.url, created, (e) => `${e.id}#replay`);

@@ -17,12 +17,14 @@ before(async () => {
 
 after(() => stack?.stop());
 
+/** The org's tickets.created events per ticket number (numbers are per organization). */
 async function createdEventsByTicket(): Promise<Map<number, number>> {
   const counts = new Map<number, number>();
   for (const m of await readStream(stack.nats.url)) {
-    if (m.subject !== 'tickets.created') continue;
+    if (m.subject !== 'tickets.created' || m.event.org_id !== 'events') continue;
     assert.equal(m.msgId, m.event.id, 'Nats-Msg-Id is the event id');
-    counts.set(m.event.ticket_id, (counts.get(m.event.ticket_id) ?? 0) + 1);
+    const number = m.event.ticket_number!;
+    counts.set(number, (counts.get(number) ?? 0) + 1);
   }
   return counts;
 }
@@ -44,7 +46,9 @@ test('when tickets are created, then each has exactly one tickets.created event 
   }, 10_000);
   const counts = await createdEventsByTicket();
   for (const id of ids) assert.equal(counts.get(id), 1, `ticket ${id}`);
-  const sample = (await readStream(stack.nats.url)).find((m) => m.event.ticket_id === ids[0])!;
+  const sample = (await readStream(stack.nats.url)).find(
+    (m) => m.event.org_id === 'events' && m.event.ticket_number === ids[0],
+  )!;
   assert.equal(sample.event.type, 'tickets.created');
   assert.equal(sample.event.org_id, 'events');
   assert.match(sample.event.id, /^[0-9a-f-]{36}$/);

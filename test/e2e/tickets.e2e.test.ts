@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import { Redis } from 'ioredis';
 import { requireEnv } from '../support/mysql.js';
+import { mcpRpc, toolCall, type ToolResult } from '../support/mcp.js';
 import { Stack, api } from '../support/stack.js';
 
 let stack: Stack;
@@ -132,7 +133,44 @@ describe('create ticket', () => {
     const b = await create(k2, { content: 'same key' }, { 'Idempotency-Key': 'shared' });
     assert.equal(a.json.duplicate, false);
     assert.equal(b.json.duplicate, false);
-    assert.notEqual(a.json.ticket_id, b.json.ticket_id);
+    // Each organization's first ticket: number 1 in each, two tickets.
+    assert.deepEqual([a.json.ticket_id, b.json.ticket_id], [1, 1]);
+    assert.equal(await countTickets('org_id IN (?, ?)', ['idem-org-1', 'idem-org-2']), 2);
+  });
+
+  test('when two organizations create tickets in turn over REST and MCP, then each numbers its own 1, 2, 3…, and lists and the admin status change use those numbers', async () => {
+    const keys = [await stack.orgWithKey('numbers-a'), await stack.orgWithKey('numbers-b')];
+    const viaMcp = async (key: string, content: string) => {
+      const res = await mcpRpc(stack.baseUrl(), toolCall('create_ticket', { content }), { key });
+      assert.equal(res.status, 200, res.text);
+      return (res.json.result as ToolResult).structuredContent!.ticket_id as number;
+    };
+    const numbers: number[][] = [[], []];
+    for (let round = 0; round < 3; round++) {
+      for (const org of [0, 1]) {
+        numbers[org]!.push(
+          (await create(keys[org]!, { content: `${org}:${round}` })).json.ticket_id,
+        );
+        numbers[org]!.push(await viaMcp(keys[org]!, `${org}:${round} (MCP)`));
+      }
+    }
+    assert.deepEqual(numbers, [
+      [1, 2, 3, 4, 5, 6],
+      [1, 2, 3, 4, 5, 6],
+    ]);
+    const patched = await stack.admin<{ id: number; content: string; status: string }>(
+      'PATCH',
+      '/admin/v1/orgs/numbers-b/tickets/3',
+      { status: 'in_progress' },
+    );
+    assert.deepEqual([patched.id, patched.content, patched.status], [3, '1:1', 'in_progress']);
+    for (const [org, key] of keys.entries()) {
+      const list = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?limit=20', { key });
+      assert.deepEqual(
+        list.json.tickets.map((t: { id: number; status: string }) => [t.id, t.status]),
+        [6, 5, 4, 3, 2, 1].map((id) => [id, org === 1 && id === 3 ? 'in_progress' : 'open']),
+      );
+    }
   });
 });
 

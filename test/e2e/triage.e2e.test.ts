@@ -111,13 +111,13 @@ test('when a ticket is answered well by the KB, then it ends resolved with label
   assert.equal(ticket.status, 'resolved');
   assertLabelled(ticket);
   const [triaged, ...more] = (await eventsOf('tri-covered', 'tickets.triaged')).filter(
-    (e) => e.ticket_id === id,
+    (e) => e.ticket_number === id,
   );
   assert.equal(more.length, 0, 'one tickets.triaged event');
   assert.equal(triaged!.data.answered, true);
   assert.ok(String(triaged!.data.ai_answer).includes(KB[0]!.answer), 'the answer is the entry');
   const changed = (await eventsOf('tri-covered', 'tickets.status_changed')).filter(
-    (e) => e.ticket_id === id,
+    (e) => e.ticket_number === id,
   );
   assert.deepEqual(
     changed.map((e) => e.data),
@@ -137,7 +137,7 @@ test('when the KB cannot answer a ticket, then it stays open with labels and not
     assertLabelled(t);
   }
   const triaged = await eventsOf('tri-uncovered', 'tickets.triaged');
-  assert.deepEqual(triaged.map((e) => e.ticket_id).sort(), [...ids].sort());
+  assert.deepEqual(triaged.map((e) => e.ticket_number).sort(), [...ids].sort());
   for (const e of triaged) {
     assert.equal(e.data.answered, false);
     assert.equal(e.data.ai_answer, null);
@@ -189,7 +189,7 @@ test('when the answers service is killed mid-triage and restarted, then every ti
   await waitFor(
     async () => {
       triaged = await eventsOf(org, 'tickets.triaged');
-      return ids.every((id) => triaged.some((e) => e.ticket_id === id));
+      return ids.every((id) => triaged.some((e) => e.ticket_number === id));
     },
     10_000,
     () => 'a triaged ticket has no tickets.triaged event',
@@ -198,7 +198,8 @@ test('when the answers service is killed mid-triage and restarted, then every ti
   await waitForConsumer(stack.nats.url, 'answers-triage');
   triaged = await eventsOf(org, 'tickets.triaged');
   const perTicket = new Map<number, number>();
-  for (const e of triaged) perTicket.set(e.ticket_id, (perTicket.get(e.ticket_id) ?? 0) + 1);
+  for (const e of triaged)
+    perTicket.set(e.ticket_number!, (perTicket.get(e.ticket_number!) ?? 0) + 1);
   for (const id of ids) assert.equal(perTicket.get(id), 1, `ticket ${id}: one tickets.triaged`);
   assert.equal(triaged.length, ids.length);
 

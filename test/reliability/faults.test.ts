@@ -305,7 +305,7 @@ test('when services and backends are killed, restarted and frozen under load, th
   // Every key that got a 201 has exactly one ticket, the one it was told; nothing else exists.
   const rows = await queryRows<{ idempotency_key: string; n: number; id: number }>(
     mysql.url,
-    'SELECT idempotency_key, COUNT(*) AS n, MIN(id) AS id FROM tickets WHERE org_id = ? GROUP BY idempotency_key',
+    'SELECT idempotency_key, COUNT(*) AS n, MIN(number) AS id FROM tickets WHERE org_id = ? GROUP BY idempotency_key',
     [ORG],
   );
   const byKey = new Map(rows.map((r) => [r.idempotency_key, r]));

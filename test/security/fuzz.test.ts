@@ -504,13 +504,16 @@ test('when JSON bodies of every shape are posted, then creations and answers fol
         } else if (isCreate) {
           assert.equal(a.status, 201, ctx);
           assert.equal(after, before + (a.json.duplicate ? 0 : 1), `${ctx}: tickets written`);
-          // Fields like org_id in the body are ignored: the ticket is the caller's.
-          const [row] = await queryRows<{ org_id: string }>(
+          // Fields like org_id in the body are ignored: the ticket is the caller's (a new one
+          // is the newest row of the table, named by its number in the caller's org).
+          const [row] = await queryRows<{ org_id: string; number: number }>(
             stack.mysqlUrl,
-            'SELECT org_id FROM tickets WHERE id = ?',
-            [a.json.ticket_id],
+            a.json.duplicate
+              ? 'SELECT org_id, number FROM tickets WHERE org_id = ? AND number = ?'
+              : 'SELECT org_id, number FROM tickets ORDER BY id DESC LIMIT 1',
+            a.json.duplicate ? [ORG, a.json.ticket_id] : [],
           );
-          assert.equal(row?.org_id, ORG, ctx);
+          assert.deepEqual([row?.org_id, Number(row?.number)], [ORG, a.json.ticket_id], ctx);
         } else {
           assert.equal(a.status, 200, ctx);
           assert.equal(after, before, ctx);

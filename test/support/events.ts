@@ -7,7 +7,10 @@ export interface EventEnvelope<Type extends string = string> {
   id: string;
   type: Type;
   org_id: string;
+  /** The ticket's key, unique across organizations (not what the API shows). */
   ticket_id: number;
+  /** The ticket's number in its organization: the API's id. Absent in envelopes written before it existed. */
+  ticket_number?: number;
   occurred_at: string;
   data: Record<string, unknown>;
 }

@@ -46,26 +46,39 @@ const payloads = {
   }),
 } satisfies Record<TicketEventType, z.ZodType>;
 
+const ticketRef = z.number().int().positive();
 const head = {
   id: z.string().min(1).max(64),
   version: z.number().int().positive().default(1),
   org_id: z.string().min(1).max(64),
-  ticket_id: z.number().int().positive(),
+  /** The ticket's platform-wide key: unique across organizations, never shown to them. */
+  ticket_id: ticketRef,
+  /**
+   * The ticket's number in its organization: the `id` / `ticket_id` the API shows. Added after
+   * version 1 was out: an event without it was written for a ticket whose number is its
+   * `ticket_id` (the migration to per-organization numbers kept every existing ticket's id).
+   */
+  ticket_number: ticketRef.optional(),
   occurred_at: instant,
 };
 
-/** The envelope, discriminated by `type`. */
-export const ticketEventSchema = z.discriminatedUnion('type', [
-  z.object({ ...head, type: z.literal('tickets.created'), data: payloads['tickets.created'] }),
-  z.object({ ...head, type: z.literal('tickets.triaged'), data: payloads['tickets.triaged'] }),
-  z.object({
-    ...head,
-    type: z.literal('tickets.status_changed'),
-    data: payloads['tickets.status_changed'],
-  }),
-]);
+/** The envelope, discriminated by `type`; `ticket_number` filled in when absent. */
+export const ticketEventSchema = z
+  .discriminatedUnion('type', [
+    z.object({ ...head, type: z.literal('tickets.created'), data: payloads['tickets.created'] }),
+    z.object({ ...head, type: z.literal('tickets.triaged'), data: payloads['tickets.triaged'] }),
+    z.object({
+      ...head,
+      type: z.literal('tickets.status_changed'),
+      data: payloads['tickets.status_changed'],
+    }),
+  ])
+  .transform((e) => ({ ...e, ticket_number: e.ticket_number ?? e.ticket_id }));
 
-/** A parsed event, as consumers see it (version filled in, optional text as null). */
+/**
+ * A parsed event, as consumers see it (version and ticket_number filled in, optional text as
+ * null). What an organization knows a ticket by is `ticket_number`, never `ticket_id`.
+ */
 export type TicketEvent = z.output<typeof ticketEventSchema>;
 export type TicketEventOf<T extends TicketEventType> = Extract<TicketEvent, { type: T }>;
 
@@ -79,6 +92,7 @@ export interface TicketEnvelope<T extends TicketEventType = TicketEventType> {
   version: number;
   org_id: string;
   ticket_id: number;
+  ticket_number: number;
   occurred_at: string;
   data: TicketEventData<T>;
 }
@@ -87,11 +101,12 @@ export interface TicketEnvelope<T extends TicketEventType = TicketEventType> {
  * A new event of `type` with a fresh id at the current version, its `data` validated against
  * the type's schema. Throws when it does not match: a producer bug, so the write that would
  * record it fails instead of an event no consumer can read reaching the outbox. (The head is
- * checked as the envelope is published: a store may fill `ticket_id` in only as it writes.)
+ * checked as the envelope is published: a store may fill `ticket_id` and `ticket_number` in only
+ * as it writes.)
  */
 export function newTicketEvent<T extends TicketEventType>(
   type: T,
-  head: { org_id: string; ticket_id: number; occurred_at: string },
+  head: { org_id: string; ticket_id: number; ticket_number: number; occurred_at: string },
   data: TicketEventData<T>,
 ): TicketEnvelope<T> {
   const parsed = payloads[type].safeParse(data);

@@ -37,9 +37,18 @@ const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.
 
 const AT = '2026-11-20T10:00:00.000Z';
 
-/** One event of each type, built the way the tickets service builds them. */
-function everyType(org: string, ticketId: number): TicketEnvelope[] {
-  const head = { org_id: org, ticket_id: ticketId, occurred_at: AT };
+/**
+ * One event of each type, built the way the tickets service builds them: the ticket numbered
+ * `ticketNumber` in its organization, with a key apart from it (KEY_OFFSET above).
+ */
+const KEY_OFFSET = 1_000;
+function everyType(org: string, ticketNumber: number): TicketEnvelope[] {
+  const head = {
+    org_id: org,
+    ticket_id: KEY_OFFSET + ticketNumber,
+    ticket_number: ticketNumber,
+    occurred_at: AT,
+  };
   return [
     newTicketEvent('tickets.created', head, {
       content: 'How do I reset my password?',
@@ -75,6 +84,11 @@ const INVALID = [
     id: 'malformed-1',
     subject: 'tickets.created',
     body: JSON.stringify({ id: 'malformed-1', type: 'tickets.created' }),
+  },
+  {
+    id: 'bad-number-1',
+    subject: 'tickets.status_changed',
+    body: JSON.stringify({ ...everyType('bad', 8)[2], id: 'bad-number-1', ticket_number: 0 }),
   },
   { id: undefined, subject: 'tickets.created', body: '{not json' },
   {
@@ -185,8 +199,8 @@ function contractSuite(name: string, open: () => Promise<Transport>, close: () =
       await new Promise((r) => setTimeout(r, 300));
       const mine = only(seen, ids);
       assert.deepEqual(
-        mine.map((e) => [e.id, e.type, e.version]).sort(),
-        events.map((e) => [e.id, e.type, 1]).sort(),
+        mine.map((e) => [e.id, e.type, e.version, e.ticket_id, e.ticket_number]).sort(),
+        events.map((e) => [e.id, e.type, 1, KEY_OFFSET + 1, 1]).sort(),
       );
       const ofType = <T extends TicketEvent['type']>(type: T) =>
         mine.find((e): e is Extract<TicketEvent, { type: T }> => e.type === type)!;
@@ -221,6 +235,8 @@ function contractSuite(name: string, open: () => Promise<Transport>, close: () =
       assert.ok(!seen.some((e) => (e.type as string) === 'tickets.merged'), 'unknown type skipped');
       const old = only(seen, [OLD_ENVELOPE_ID])[0]!;
       assert.equal(old.version, 1, 'an envelope without a version is version 1');
+      // Written when ids came from one counter: its ticket's number is that id.
+      assert.deepEqual([old.ticket_id, old.ticket_number], [41, 41]);
       assert.equal(old.type === 'tickets.created' && old.data.author_name, 'Ada');
 
       // Terminated: nothing left to deliver, even after more than an ack wait.

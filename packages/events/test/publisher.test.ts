@@ -28,7 +28,12 @@ function created(org: string, ticketId: number): OutboxMessage {
   return toOutboxMessage(
     newTicketEvent(
       'tickets.created',
-      { org_id: org, ticket_id: ticketId, occurred_at: '2026-11-20T10:00:00.000Z' },
+      {
+        org_id: org,
+        ticket_id: ticketId,
+        ticket_number: ticketId,
+        occurred_at: '2026-11-20T10:00:00.000Z',
+      },
       {
         content: `Ticket ${ticketId}`,
         author_name: null,

@@ -81,6 +81,17 @@ describe('triage over JetStream', () => {
     assert.equal(await reservationsFor(event.id), 1, 'the answer went through the ledger');
   });
 
+  test('when the event carries the ticket number apart from its key, then ApplyTriage names the ticket by its number', async () => {
+    const o = org('t-number');
+    const id = nextTicket++;
+    const key = 50_000 + id;
+    const event = { ...ticketCreated(o, key, 'How can I reset my password?'), ticket_number: id };
+    await publisher.publish(event);
+    await waitFor(() => callsFor(id).length === 1, 15_000, 'ApplyTriage');
+    assert.equal(callsFor(id)[0]!.request.orgId, o);
+    assert.equal(callsFor(key).length, 0, 'never by the key');
+  });
+
   test('when a bug report the KB does not cover is created, then labels are applied, without answer, and the ledger is not touched', async () => {
     const o = org('t-bug');
     const id = nextTicket++;

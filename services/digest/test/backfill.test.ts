@@ -179,16 +179,19 @@ describe('backfill', () => {
     svc = undefined;
   });
 
-  it('when rebuilt from the tickets table, then the week counts are identical', async () => {
+  it('when rebuilt from the tickets table, then the week counts are identical and each ticket is known by its number', async () => {
     const live = await snapshot();
+    // The tickets table's columns the backfill reads; each ticket's key differs from its number.
     await queryRows(
       ticketsDb.url,
       `CREATE TABLE tickets (
-         id BIGINT UNSIGNED NOT NULL PRIMARY KEY, org_id VARCHAR(64) NOT NULL, content TEXT NOT NULL,
+         id BIGINT UNSIGNED NOT NULL PRIMARY KEY, number BIGINT UNSIGNED NOT NULL,
+         org_id VARCHAR(64) NOT NULL, content TEXT NOT NULL,
          status VARCHAR(20) NOT NULL, category VARCHAR(32) NULL, ai_summary TEXT NULL, ai_answer MEDIUMTEXT NULL,
          created_at DATETIME(3) NOT NULL, updated_at DATETIME(3) NOT NULL)`,
     );
-    const rows = live.tickets.map((t) => [
+    const rows = live.tickets.map((t, i) => [
+      100_000 + i,
       t.ticket_id,
       t.org_id,
       t.content,
@@ -201,7 +204,7 @@ describe('backfill', () => {
     ]);
     await queryRows(
       ticketsDb.url,
-      'INSERT INTO tickets (id, org_id, content, status, category, ai_summary, ai_answer, created_at, updated_at) VALUES ?',
+      'INSERT INTO tickets (id, number, org_id, content, status, category, ai_summary, ai_answer, created_at, updated_at) VALUES ?',
       [rows],
     );
 

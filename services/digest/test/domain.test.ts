@@ -57,6 +57,18 @@ describe('applying ticket events', () => {
     assert.equal(shuffled.state?.status, 'closed');
   });
 
+  it('when events carry the ticket number apart from its key, then the ticket is known by its number; events without a number by their ticket_id', () => {
+    const at = new Date('2026-11-23T10:00:00Z');
+    const numbered = [
+      createdEvent('acme', 9001, 'Where are my invoices?', at),
+      triagedEvent('acme', 9001, at, { answered: false }),
+    ].map((e) => parse({ ...e, ticket_number: 3 }));
+    const { state, counted } = fold(numbered);
+    assert.equal(state?.ticketId, 3);
+    assert.deepEqual(counted, ['2026-11-23']);
+    assert.equal(fold([created]).state?.ticketId, 7);
+  });
+
   it('when a created event is applied again (a replay without the id check), then the ticket is not counted again', () => {
     assert.deepEqual(fold([created, created]).counted, ['2026-11-16']);
   });

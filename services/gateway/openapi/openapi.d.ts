@@ -59,6 +59,7 @@ export interface components {
     /** @enum {string} */
     TicketCategory: 'bug' | 'feature_request' | 'documentation' | 'how_to' | 'general_question';
     Ticket: {
+      /** @description The ticket's number in the organization: 1, 2, 3… in the order the organization's tickets were created, so it says nothing about other organizations. Another organization's ticket with the same number is a different ticket. Tickets created before numbers were per organization kept the id they were given. */
       id: number;
       /** @description The user's text, verbatim. */
       content: string;
@@ -91,7 +92,7 @@ export interface components {
       idempotencyKey?: string;
     };
     CreateTicketResult: {
-      /** @description The new ticket, or the original one on an idempotent replay. */
+      /** @description The new ticket's number in the organization (its `id` in List tickets), or the original ticket's on an idempotent replay. Numbers are per organization: 1, 2, 3… */
       ticket_id: number;
       /** @description `true` when the idempotency key was used before and nothing was created. */
       duplicate: boolean;

@@ -205,7 +205,15 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
         });
         assert.equal(a.duplicate, false);
         assert.equal(b.duplicate, false);
-        assert.notEqual(a.ticketId, b.ticketId);
+        // Each org's first ticket: the same number, two tickets.
+        assert.equal(
+          (await client.getTicket({ orgId: orgA, ticketId: a.ticketId })).ticket?.content,
+          'a',
+        );
+        assert.equal(
+          (await client.getTicket({ orgId: orgB, ticketId: b.ticketId })).ticket?.content,
+          'b',
+        );
         const a2 = await client.createTicket({
           orgId: orgA,
           content: 'a2',
@@ -234,6 +242,123 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
           'invalid_request',
           'org_id',
         );
+      });
+    });
+
+    describe('ticket numbers per organization', () => {
+      it('when two organizations create tickets in turn, then each numbers its own 1, 2, 3… and a number names its own ticket in each of them', async () => {
+        const [a, b] = [newOrg(), newOrg()];
+        const turns = [a, b, a, a, b, a, b];
+        const made: Array<{ orgId: string; content: string; ticketId: number }> = [];
+        for (const [i, orgId] of turns.entries()) {
+          const content = `${orgId === a ? 'A' : 'B'} ${i}`;
+          made.push({ orgId, content, ...(await client.createTicket({ orgId, content })) });
+        }
+        const numbersOf = (orgId: string) =>
+          made.filter((m) => m.orgId === orgId).map((m) => m.ticketId);
+        assert.deepEqual(numbersOf(a), [1, 2, 3, 4]);
+        assert.deepEqual(numbersOf(b), [1, 2, 3]);
+
+        for (const m of made) {
+          const { ticket } = await client.getTicket({ orgId: m.orgId, ticketId: m.ticketId });
+          assert.equal(ticket?.content, m.content);
+          assert.equal(ticket?.id, m.ticketId);
+        }
+        await assertAppError(client.getTicket({ orgId: b, ticketId: 4 }), 'not_found');
+        for (const orgId of [a, b]) {
+          const listed = await listAll(client, { orgId });
+          assert.deepEqual(
+            listed.map((t) => [t.id, t.content]),
+            made
+              .filter((m) => m.orgId === orgId)
+              .reverse()
+              .map((m) => [m.ticketId, m.content]),
+          );
+        }
+
+        // A status change and a triage name the ticket by its number in the org.
+        await client.updateTicketStatus({ orgId: b, ticketId: 2, status: 'in_progress' });
+        await client.applyTriage({
+          orgId: a,
+          ticketId: 2,
+          eventId: `numbers-${a}`,
+          category: 'bug',
+          priority: 'high',
+          aiSummary: 'A two',
+          resolve: false,
+        });
+        const [a2, b2] = await Promise.all([
+          client.getTicket({ orgId: a, ticketId: 2 }),
+          client.getTicket({ orgId: b, ticketId: 2 }),
+        ]);
+        assert.deepEqual(
+          [a2.ticket?.content, a2.ticket?.status, a2.ticket?.category],
+          ['A 2', 'open', 'bug'],
+        );
+        assert.deepEqual(
+          [b2.ticket?.content, b2.ticket?.status, b2.ticket?.category],
+          ['B 4', 'in_progress', undefined],
+        );
+        const inProgress = await listAll(client, { orgId: b, status: 'in_progress' });
+        assert.deepEqual(
+          inProgress.map((t) => t.id),
+          [2],
+        );
+      });
+
+      it('when 40 creates of one organization run at once, a key repeated among them, then the created tickets hold 1..n once each and every repeat answers its number', async () => {
+        const orgId = newOrg();
+        const results = await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            client.createTicket({
+              orgId,
+              content: `burst ${i}`,
+              idempotencyKey: i % 4 === 0 ? 'one-key' : `key-${i}`,
+            }),
+          ),
+        );
+        const created = results.filter((r) => !r.duplicate).map((r) => r.ticketId);
+        assert.deepEqual(
+          [...created].sort((x, y) => x - y),
+          Array.from({ length: 31 }, (_, i) => i + 1),
+        );
+        const keyed = results.filter((_, i) => i % 4 === 0);
+        assert.equal(new Set(keyed.map((r) => r.ticketId)).size, 1);
+        const again = await client.createTicket({
+          orgId,
+          content: 'later',
+          idempotencyKey: 'one-key',
+        });
+        assert.deepEqual(again, { ticketId: keyed[0]!.ticketId, duplicate: true });
+        const next = await client.createTicket({ orgId, content: 'next' });
+        assert.deepEqual(next, { ticketId: 32, duplicate: false });
+      });
+
+      it('when tickets of two organizations are created and changed, then their events carry the number as ticket_number and a ticket_id no other ticket has', async () => {
+        const [a, b] = [newOrg(), newOrg()];
+        const ta = await client.createTicket({ orgId: a, content: 'event A' });
+        const tb = await client.createTicket({ orgId: b, content: 'event B' });
+        assert.deepEqual([ta.ticketId, tb.ticketId], [1, 1]);
+        await client.updateTicketStatus({ orgId: b, ticketId: 1, status: 'in_progress' });
+        const events = await eventually(
+          async () => {
+            const all = [...(await s.readEvents(a)), ...(await s.readEvents(b))];
+            return all.length >= 3 ? all : undefined;
+          },
+          10_000,
+          'three events',
+        );
+        assert.deepEqual(
+          events.map((e) => [e.org_id, e.type, e.ticket_number]),
+          [
+            [a, 'tickets.created', 1],
+            [b, 'tickets.created', 1],
+            [b, 'tickets.status_changed', 1],
+          ],
+        );
+        const [ea, eb, ebStatus] = events;
+        assert.notEqual(ea!.ticket_id, eb!.ticket_id);
+        assert.equal(eb!.ticket_id, ebStatus!.ticket_id);
       });
     });
 
@@ -617,7 +742,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
           status: 'resolved',
         });
         assert.deepEqual(events[2]?.data, { from: 'open', to: 'resolved' });
-        for (const e of events) assert.equal(e.ticket_id, ticketId);
+        for (const e of events) assert.equal(e.ticket_number, ticketId);
       });
 
       it('when resolve is set but the ticket is no longer open, then labels change and the status does not', async () => {
@@ -724,7 +849,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
         const after = await s.readEvents(orgId);
         assert.equal(after.length, events.length, 'no more events than that');
         for (const id of ids) {
-          const mine = after.filter((e) => e.ticket_id === id).map((e) => e.type);
+          const mine = after.filter((e) => e.ticket_number === id).map((e) => e.type);
           const resolved = ids.indexOf(id) % 4 === 0;
           assert.deepEqual(
             mine,
@@ -792,7 +917,10 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
         );
         await new Promise((r) => setTimeout(r, 300));
         assert.equal((await s.readEvents(orgId)).length, events.length, 'no more events than that');
-        assert.deepEqual(events.map((e) => e.ticket_id).sort(), [used.ticketId, ...created].sort());
+        assert.deepEqual(
+          events.map((e) => e.ticket_number).sort(),
+          [used.ticketId, ...created].sort(),
+        );
       });
 
       it('when a batch holds no create or more than 64, then the call fails with invalid_request and nothing is created', async () => {
@@ -870,7 +998,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
         assert.deepEqual(
           after
             .filter((e) => e.type !== 'tickets.created')
-            .map((e) => key(e.type, e.ticket_id))
+            .map((e) => key(e.type, e.ticket_number!))
             .sort(),
           [
             key('tickets.triaged', ids[0]!),
@@ -972,7 +1100,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
         assert.equal(final.length, 6);
         assert.equal(new Set(final.map((e) => e.id)).size, 6);
         assert.deepEqual(new Set(final.map((e) => e.type)), new Set(['tickets.created']));
-        const first = events.find((e) => e.ticket_id === ids[0]);
+        const first = events.find((e) => e.ticket_number === ids[0]);
         assert.ok(first);
         const { ticket } = await client.getTicket({ orgId, ticketId: ids[0]! });
         assert.match(

@@ -148,16 +148,28 @@ describe('MySQL creates in shared transactions', () => {
       tickets: createdIds.length + 1,
       outbox: createdIds.length + 2,
     });
+    // Numbers 1..n in the org: the other replica's first, then one per created ticket.
+    assert.deepEqual(
+      [held.ticket.id, ...createdIds].sort((a, b) => a - b),
+      Array.from({ length: createdIds.length + 1 }, (_, i) => i + 1),
+    );
     const [rows] = await conn.query(
-      `SELECT JSON_VALUE(payload, '$.ticket_id') AS ticket_id, JSON_VALUE(payload, '$.type') AS type,
-              JSON_VALUE(payload, '$.data.content') AS content
+      `SELECT JSON_VALUE(payload, '$.ticket_id') AS ticket_id,
+              JSON_VALUE(payload, '$.ticket_number') AS ticket_number,
+              JSON_VALUE(payload, '$.type') AS type, JSON_VALUE(payload, '$.data.content') AS content
        FROM tickets_outbox WHERE JSON_VALUE(payload, '$.org_id') = ? ORDER BY id`,
       [orgId],
     );
-    const events = rows as Array<{ ticket_id: string; type: string; content: string | null }>;
+    const events = rows as Array<{
+      ticket_id: string;
+      ticket_number: string;
+      type: string;
+      content: string | null;
+    }>;
     outcomes.forEach((o, i) => {
       if (o.kind !== 'created') return;
-      const own = events.filter((e) => Number(e.ticket_id) === o.ticket.id);
+      const own = events.filter((e) => Number(e.ticket_number) === o.ticket.id);
+      for (const e of own) assert.equal(Number(e.ticket_id), o.ticket.globalId);
       assert.deepEqual(
         own.map((e) => e.type),
         i === 5 ? ['tickets.created', 'tickets.status_changed'] : ['tickets.created'],
@@ -175,10 +187,12 @@ describe('MySQL creates in shared transactions', () => {
     };
     const deadlocksBefore = await deadlocks();
     try {
-      // Another writer's transaction, heavier than the batch, so InnoDB rolls the batch back.
+      // Another writer's transaction, heavier than the batch, so InnoDB rolls the batch back. It
+      // numbers its tickets itself, far above the batch's, so only the keys are contended.
       await other.query('START TRANSACTION');
       const filler = Array.from({ length: 300 }, (_, i) => [
         `${orgId}-filler`,
+        i + 1,
         `filler ${i}`,
         'open',
         'medium',
@@ -186,14 +200,14 @@ describe('MySQL creates in shared transactions', () => {
         new Date(),
       ]);
       await other.query(
-        'INSERT INTO tickets (org_id, content, status, priority, created_at, updated_at) VALUES ?',
+        'INSERT INTO tickets (org_id, number, content, status, priority, created_at, updated_at) VALUES ?',
         [filler],
       );
       const insertKey = (key: string) =>
         other.query(
-          `INSERT INTO tickets (org_id, content, idempotency_key, status, priority, created_at, updated_at)
-           VALUES (?, 'other writer', ?, 'open', 'medium', NOW(3), NOW(3))`,
-          [orgId, key],
+          `INSERT INTO tickets (org_id, number, content, idempotency_key, status, priority, created_at, updated_at)
+           VALUES (?, ?, 'other writer', ?, 'open', 'medium', NOW(3), NOW(3))`,
+          [orgId, 1_000_000 + key.length, key],
         );
       await insertKey('late');
       // Calls 0 and 1 open the two slots; 2..11 share a transaction that takes 'early' and then
@@ -208,7 +222,7 @@ describe('MySQL creates in shared transactions', () => {
             // The batch's statement for 'late' (the driver sends values inlined), still running.
             `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST
              WHERE DB = DATABASE() AND INFO LIKE 'INSERT INTO tickets%' AND INFO LIKE ?`,
-            [`%'${orgId}', 'locked 5', NULL, 'late'%`],
+            [`%'${orgId}', @n0 + %, 'locked 5', NULL, 'late'%`],
           );
           return Number((rows as Array<{ n: number }>)[0]!.n) > 0 ? true : undefined;
         },
@@ -221,16 +235,21 @@ describe('MySQL creates in shared transactions', () => {
       const outcomes = await Promise.all(calls);
       assert.ok((await deadlocks()) > deadlocksBefore, 'InnoDB reported the deadlock');
       const [held] = await conn.query(
-        'SELECT id, idempotency_key AS k FROM tickets WHERE org_id = ? AND idempotency_key IS NOT NULL',
+        'SELECT number, idempotency_key AS k FROM tickets WHERE org_id = ? AND idempotency_key IS NOT NULL',
         [orgId],
       );
       const byKey = new Map(
-        (held as Array<{ id: number; k: string }>).map((r) => [r.k, Number(r.id)]),
+        (held as Array<{ number: number; k: string }>).map((r) => [r.k, Number(r.number)]),
       );
       assert.deepEqual(outcomes[2], { kind: 'duplicate', ticketId: byKey.get('early') });
       assert.deepEqual(outcomes[5], { kind: 'duplicate', ticketId: byKey.get('late') });
       const created = outcomes.flatMap((o) => (o.kind === 'created' ? [o.ticket.id] : []));
       assert.equal(created.length, keys.length - 2);
+      // The rolled-back attempt gave its numbers back: the org's are 1..n, no gap.
+      assert.deepEqual(
+        created.sort((a, b) => a - b),
+        Array.from({ length: created.length }, (_, i) => i + 1),
+      );
       // The other writer's two keyed tickets (no events) and one ticket and event per created one.
       assert.deepEqual(await counts(orgId), {
         tickets: created.length + 2,
@@ -302,6 +321,11 @@ describe('MySQL creates in shared transactions', () => {
       );
       assert.ok(again.every((o) => o.kind === 'created'));
       assert.deepEqual(await counts(orgId), { tickets: 12, outbox: 12 });
+      // The killed transactions took no numbers with them: 1..12, none skipped.
+      assert.deepEqual(
+        again.map((o) => (o.kind === 'created' ? o.ticket.id : 0)).sort((a, b) => a - b),
+        Array.from({ length: 12 }, (_, i) => i + 1),
+      );
     } finally {
       await locker.query('UNLOCK TABLES').catch(() => undefined);
       await locker.end();
@@ -364,7 +388,7 @@ describe('CreateTicket calls arriving together (MySQL, Redis, JetStream)', () =>
     const final = await readStream(natsUrl(), orgId);
     assert.equal(final.length, events.length);
     assert.deepEqual(
-      final.map((m) => m.event.ticket_id).sort((a, b) => a - b),
+      final.map((m) => m.event.ticket_number!).sort((a, b) => a - b),
       [first.ticketId, ...createdIds].sort((a, b) => a - b),
     );
   });

@@ -113,7 +113,7 @@ describe('outbox relay to JetStream', () => {
     const events = await expectExactly(nats.url, orgId, 9);
     const created = events.filter((e) => e.event.type === 'tickets.created');
     assert.deepEqual(
-      created.map((e) => e.event.ticket_id).sort((a, b) => a - b),
+      created.map((e) => e.event.ticket_number!).sort((a, b) => a - b),
       [...ids].sort((a, b) => a - b),
     );
     assert.equal(events.filter((e) => e.event.type === 'tickets.status_changed').length, 1);

@@ -1,10 +1,11 @@
 // The MySQL repository's one-round-trip insert: the ticket and its outbox rows in one
-// multi-statement transaction, the events' JSON completed with the id the store assigns.
+// multi-statement transaction, the events' JSON completed with the key and number the store
+// assigns.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mysql from 'mysql2/promise';
 import { MysqlTicketRepository } from '../src/data-access/mysql/ticket-repository.js';
-import { splitAtTicketId } from '../src/data-access/mysql/batched-creates.js';
+import { splitAtTicketRefs } from '../src/data-access/mysql/batched-creates.js';
 import { ticketCreated, ticketStatusChanged } from '../src/domain/events.js';
 import { openedTicket, type TicketDraft } from '../src/domain/ticket.js';
 import { createTestDatabase } from '../../../test/support/mysql.js';
@@ -34,17 +35,18 @@ describe('MySQL ticket insert (one round trip)', () => {
     await db?.drop();
   });
 
-  const outboxOf = async (ticketId: number) => {
+  const outboxOf = async (globalId: number) => {
     const [rows] = await conn.query(
       `SELECT payload FROM tickets_outbox WHERE JSON_VALUE(payload, '$.ticket_id') = ?`,
-      [ticketId],
+      [globalId],
     );
     return (rows as Array<{ payload: string }>).map((r) => r.payload);
   };
 
-  it('when a ticket is created, then its event is stored byte for byte as JSON.stringify makes it with the real id', async () => {
-    // Content that looks like the placeholder, with quotes, backslashes and non-ASCII text.
-    const content = 'x","ticket_id":0,"y":"\\"ticket_id\\":0 — é 😀 \u2028 </script>';
+  it('when a ticket is created, then its event is stored byte for byte as JSON.stringify makes it with the real key and number', async () => {
+    // Content that looks like the placeholders, with quotes, backslashes and non-ASCII text.
+    const content =
+      'x","ticket_id":0,"ticket_number":0,"y":"\\"ticket_id\\":0 — é 😀 \u2028 </script>';
     const events: string[] = [];
     const outcome = await repo.insert(draft(content), (ticket) => {
       const e = ticketCreated(ticket);
@@ -53,14 +55,15 @@ describe('MySQL ticket insert (one round trip)', () => {
     });
     assert.equal(outcome.kind, 'created');
     if (outcome.kind !== 'created') return;
-    const id = outcome.ticket.id;
-    assert.ok(id > 0);
-    const stored = await outboxOf(id);
+    const { id, globalId } = outcome.ticket;
+    assert.ok(id > 0 && globalId > 0);
+    const stored = await outboxOf(globalId);
     assert.equal(stored.length, 1);
     const expected = ticketCreated(outcome.ticket);
     const parsed = JSON.parse(stored[0]!) as typeof expected;
     assert.equal(parsed.id, events[0]);
-    assert.equal(parsed.ticket_id, id);
+    assert.equal(parsed.ticket_id, globalId);
+    assert.equal(parsed.ticket_number, id);
     assert.equal(
       stored[0],
       JSON.stringify({ ...expected, id: parsed.id, occurred_at: parsed.occurred_at }),
@@ -68,18 +71,20 @@ describe('MySQL ticket insert (one round trip)', () => {
     assert.equal((parsed.data as { content: string }).content, content);
   });
 
-  it('when a change writes several events, then each row gets the id', async () => {
+  it('when a change writes several events, then each row gets the key and number', async () => {
     const outcome = await repo.insert(draft('two events'), (ticket) => [
       ticketCreated(ticket),
       ticketStatusChanged(ticket, 'open', 'in_progress'),
     ]);
     assert.equal(outcome.kind, 'created');
     if (outcome.kind !== 'created') return;
-    const stored = await outboxOf(outcome.ticket.id);
+    const stored = await outboxOf(outcome.ticket.globalId);
     assert.deepEqual(stored.map((p) => (JSON.parse(p) as { type: string }).type).sort(), [
       'tickets.created',
       'tickets.status_changed',
     ]);
+    for (const p of stored)
+      assert.equal((JSON.parse(p) as { ticket_number: number }).ticket_number, outcome.ticket.id);
   });
 
   it('when the idempotency key is taken, then the answer is the first ticket, nothing is written and the connection stays usable', async () => {
@@ -106,11 +111,16 @@ describe('MySQL ticket insert (one round trip)', () => {
     });
   });
 
-  it('when a payload has no envelope ticket_id, then splitting it fails instead of guessing', () => {
-    assert.deepEqual(splitAtTicketId('{"id":"e","ticket_id":0,"data":{"ticket_id":0}}'), [
-      '{"id":"e","ticket_id":',
-      ',"data":{"ticket_id":0}}',
-    ]);
-    assert.throws(() => splitAtTicketId('{"id":"e","data":{"content":"\\"ticket_id\\":0"}}'));
+  it('when a payload lacks the envelope ticket_id or ticket_number, then splitting it fails instead of guessing', () => {
+    assert.deepEqual(
+      splitAtTicketRefs(
+        '{"id":"e","ticket_id":0,"ticket_number":0,"data":{"ticket_id":0,"ticket_number":0}}',
+      ),
+      ['{"id":"e","ticket_id":', ',"ticket_number":', ',"data":{"ticket_id":0,"ticket_number":0}}'],
+    );
+    assert.throws(() =>
+      splitAtTicketRefs('{"id":"e","data":{"content":"\\"ticket_id\\":0,\\"ticket_number\\":0"}}'),
+    );
+    assert.throws(() => splitAtTicketRefs('{"id":"e","ticket_id":0,"data":{}}'));
   });
 });

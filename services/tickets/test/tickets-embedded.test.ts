@@ -1,10 +1,12 @@
 // The tickets contract on the embedded adapters (no servers), plus what only they must show:
 // everything survives a restart on the same DATA_DIR.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { CursorCodec } from '../src/domain/cursor.js';
 import { ticketsContract, type ContractEvent } from './contract.js';
 import { assertAppError, eventually, newOrg, startService } from './helpers.js';
 
@@ -109,6 +111,105 @@ describe('tickets service (embedded restarts)', () => {
       const events = readEventsFile(dataDir).filter((e) => e.org_id === orgId);
       assert.equal(new Set(events.map((e) => e.id)).size, events.length, 'no event twice');
       assert.equal(events.filter((e) => e.type === 'tickets.created').length, 27);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('when the journal was written while ids came from one counter, then those tickets keep their ids as numbers, keys and cursors still work, and each organization continues above its highest id, also after a restart', async () => {
+    const dataDir = tempDataDir();
+    const [a, b] = [newOrg('journal-a'), newOrg('journal-b')];
+    const secret = randomBytes(32);
+    const at = Date.parse('2026-11-20T10:00:00.000Z');
+    // Records as the earlier version journaled them: `id` from one counter, no other key.
+    const earlier = [a, b, a, a, b, a].map((orgId, i) => ({
+      id: i + 1,
+      orgId,
+      content: `earlier ${i + 1}`,
+      authorName: null,
+      idempotencyKey: i === 0 ? 'a-key' : null,
+      status: 'open',
+      priority: 'medium',
+      category: null,
+      aiSummary: null,
+      aiAnswer: null,
+      createdAt: at + i * 1000,
+      updatedAt: at + i * 1000,
+    }));
+    mkdirSync(join(dataDir, 'tickets'), { recursive: true });
+    writeFileSync(
+      join(dataDir, 'tickets', 'journal.jsonl'),
+      [
+        { k: 'secret', secret: secret.toString('base64') },
+        { k: 'tx', tickets: earlier.slice(0, 3) },
+        { k: 'tx', tickets: earlier.slice(3) },
+      ]
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(''),
+    );
+    const ofA = earlier.filter((t) => t.orgId === a).map((t) => t.id);
+    // A cursor handed out then, after a's ticket 4.
+    const cursor = new CursorCodec(secret).encode({ createdAtMs: at + 3000, id: 4 }, a, {});
+
+    const first = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    try {
+      for (const t of earlier) {
+        const { ticket } = await first.client.getTicket({ orgId: t.orgId, ticketId: t.id });
+        assert.equal(ticket?.content, t.content);
+      }
+      await assertAppError(first.client.getTicket({ orgId: b, ticketId: 1 }), 'not_found');
+      const page = await first.client.listTickets({ orgId: a, limit: 20, cursor });
+      assert.deepEqual(
+        page.tickets.map((t) => t.id),
+        [3, 1],
+      );
+      assert.deepEqual(
+        await first.client.createTicket({ orgId: a, content: 'x', idempotencyKey: 'a-key' }),
+        { ticketId: 1, duplicate: true },
+      );
+      assert.deepEqual(await first.client.createTicket({ orgId: a, content: 'new a' }), {
+        ticketId: Math.max(...ofA) + 1,
+        duplicate: false,
+      });
+      assert.deepEqual(await first.client.createTicket({ orgId: b, content: 'new b' }), {
+        ticketId: 6,
+        duplicate: false,
+      });
+      const created = await eventually(
+        async () => {
+          const e = readEventsFile(dataDir).filter((x) => x.type === 'tickets.created');
+          return e.length >= 2 ? e : undefined;
+        },
+        10_000,
+        'two created events',
+      );
+      assert.deepEqual(
+        created.map((e) => [e.org_id, e.ticket_number]),
+        [
+          [a, 7],
+          [b, 6],
+        ],
+      );
+      // Keys continue above every earlier id: no event names a key an earlier ticket had.
+      for (const e of created) assert.ok(e.ticket_id > earlier.length);
+    } finally {
+      await first.stop();
+    }
+
+    const second = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    try {
+      assert.equal(
+        (await second.client.getTicket({ orgId: b, ticketId: 6 })).ticket?.content,
+        'new b',
+      );
+      assert.equal(
+        (await second.client.getTicket({ orgId: a, ticketId: 4 })).ticket?.content,
+        'earlier 4',
+      );
+      assert.deepEqual(await second.client.createTicket({ orgId: a, content: 'after restart' }), {
+        ticketId: 8,
+        duplicate: false,
+      });
     } finally {
       await second.stop();
     }

@@ -7,8 +7,36 @@ export const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8
 export interface Migration {
   version: number;
   name: string;
-  /** Statements run in order; DDL is not transactional in MySQL, so keep each idempotent-safe. */
-  statements: string[];
+  /**
+   * Steps run in order. DDL is not transactional in MySQL: a migration cut off half-way runs
+   * again from its first step, so each step must be safe to repeat (`IF NOT EXISTS`, a guard).
+   */
+  statements: MigrationStep[];
+}
+
+/**
+ * A statement, or one that runs only while `unless` (a query) finds no row: for a change the
+ * subset MySQL 8 and MariaDB share cannot repeat safely (`ADD COLUMN IF NOT EXISTS` is
+ * MariaDB's alone). Build guards with `unlessColumn` and `unlessIndex`.
+ */
+export type MigrationStep = string | { sql: string; unless: string };
+
+/** `sql`, skipped when `table` already has `column` (a repeat after an interrupted migration). */
+export function unlessColumn(table: string, column: string, sql: string): MigrationStep {
+  return {
+    sql,
+    unless: `SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE()
+               AND table_name = '${table}' AND column_name = '${column}'`,
+  };
+}
+
+/** `sql`, skipped when `table` already has the index `index`. */
+export function unlessIndex(table: string, index: string, sql: string): MigrationStep {
+  return {
+    sql,
+    unless: `SELECT 1 FROM information_schema.statistics WHERE table_schema = DATABASE()
+               AND table_name = '${table}' AND index_name = '${index}'`,
+  };
 }
 
 /**
@@ -48,7 +76,11 @@ export async function runMigrations(
       const applied = new Set((rows as Array<{ version: number }>).map((r) => r.version));
       for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
         if (applied.has(m.version)) continue;
-        for (const sql of m.statements) await conn.query(sql);
+        for (const step of m.statements) {
+          if (typeof step === 'string') await conn.query(step);
+          else if (((await conn.query(step.unless))[0] as unknown[]).length === 0)
+            await conn.query(step.sql);
+        }
         await conn.query(`INSERT INTO \`${table}\` (version, name) VALUES (?, ?)`, [
           m.version,
           m.name,

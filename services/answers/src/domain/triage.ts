@@ -116,7 +116,7 @@ export async function triageTicket(
 ): Promise<TriageResult> {
   const log = deps.logger.child({
     orgId: event.org_id,
-    ticketId: event.ticket_id,
+    ticketId: event.ticket_number,
     eventId: event.id,
   });
   const content = event.data.content;
@@ -140,7 +140,7 @@ export async function triageTicket(
   try {
     ({ applied } = await deps.tickets.applyTriage({
       orgId: event.org_id,
-      ticketId: event.ticket_id,
+      ticketId: event.ticket_number,
       eventId: event.id,
       category: labels.category,
       priority: labels.priority,

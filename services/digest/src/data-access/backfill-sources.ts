@@ -6,7 +6,8 @@ import { weekStartOf } from '../domain/iso-week.js';
 const PAGE = 1_000;
 
 /**
- * Ticket snapshots from the tickets service's own table, by id (keyset pages).
+ * Ticket snapshots from the tickets service's own table, by its key (keyset pages), each known
+ * by its number in its organization (the tickets schema from version 3 on).
  * The table has no triage flag: a ticket with an ai_answer counts as answered
  * automatically, an approximation of the event's `answered` (exact counts are unaffected).
  */
@@ -16,7 +17,7 @@ export async function* readTicketsTable(url: string): AsyncGenerator<TicketAggre
     let after = 0;
     for (;;) {
       const [rows] = await pool.query<RowDataPacket[]>(
-        `SELECT id, org_id, content, status, category, ai_summary, ai_answer, created_at, updated_at
+        `SELECT id, number, org_id, content, status, category, ai_summary, ai_answer, created_at, updated_at
            FROM tickets WHERE id > ? ORDER BY id LIMIT ?`,
         [after, PAGE],
       );
@@ -26,7 +27,7 @@ export async function* readTicketsTable(url: string): AsyncGenerator<TicketAggre
         const triaged = r.ai_summary !== null || r.category !== null;
         yield {
           orgId: String(r.org_id),
-          ticketId: Number(r.id),
+          ticketId: Number(r.number),
           weekStart: weekStartOf(createdAt),
           createdAt,
           content: String(r.content),

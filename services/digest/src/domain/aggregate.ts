@@ -8,6 +8,11 @@ import type { TicketEvent } from './events.js';
  */
 export interface TicketAggregate {
   orgId: string;
+  /**
+   * The ticket's number in its organization: the id the API shows, events' `ticket_number`
+   * (`digest_tickets.ticket_id`). Tickets created before numbers were per organization kept
+   * their id as their number, so rows aggregated back then are keyed the same way.
+   */
   ticketId: number;
   /** Monday of the ISO week of created_at; null until the created event arrives. */
   weekStart: string | null;
@@ -63,7 +68,7 @@ export function applyTicketEvent(
   current: TicketAggregate | undefined,
   event: TicketEvent,
 ): AppliedEvent {
-  const base = current ?? emptyAggregate(event.org_id, event.ticket_id);
+  const base = current ?? emptyAggregate(event.org_id, event.ticket_number);
   const next: TicketAggregate = { ...base };
   const at = new Date(event.occurred_at);
   let countedWeek: string | null = null;

@@ -9,7 +9,11 @@ interface CursorPayload {
   v: number;
   /** created_at of the last ticket of the page, epoch ms. */
   t: number;
-  /** id of the last ticket of the page. */
+  /**
+   * Number (in its organization) of the last ticket of the page. Cursors made while ids came
+   * from one counter for every organization carry that id, which the migration kept as the
+   * ticket's number: they still point at the same place.
+   */
   i: number;
   /** Fingerprint of the filters the cursor was made for. */
   f: string;

@@ -20,7 +20,12 @@ function envelope<T extends TicketEventType>(
 ): TicketEnvelope<T> {
   return newTicketEvent(
     type,
-    { org_id: ticket.orgId, ticket_id: ticket.id, occurred_at: toRfc3339(at) },
+    {
+      org_id: ticket.orgId,
+      ticket_id: ticket.globalId,
+      ticket_number: ticket.id,
+      occurred_at: toRfc3339(at),
+    },
     data,
   );
 }

@@ -11,7 +11,16 @@ export {
 } from '@support-agent/shared';
 
 export interface Ticket {
+  /**
+   * The ticket's number in its organization (1, 2, 3… in order of creation): the id the API and
+   * every RPC use, `ticket_number` in events. Numbers never reveal other organizations' volume.
+   */
   id: number;
+  /**
+   * The store's key, unique across organizations: events' `ticket_id`. Never returned by the
+   * API (one counter for every tenant would show each of them the platform's volume).
+   */
+  globalId: number;
   orgId: string;
   content: string;
   authorName: string | null;
@@ -26,8 +35,8 @@ export interface Ticket {
   updatedAt: Date;
 }
 
-/** A ticket before the store has given it an id. */
-export type TicketDraft = Omit<Ticket, 'id'>;
+/** A ticket before the store has given it its number and key. */
+export type TicketDraft = Omit<Ticket, 'id' | 'globalId'>;
 
 /** A ticket as it is opened: open, medium priority, no labels or answer until triage. */
 export function openedTicket(
@@ -53,7 +62,7 @@ export interface TicketFilters {
   category?: TicketCategory | undefined;
 }
 
-/** A keyset position in the (created_at desc, id desc) order. */
+/** A keyset position in an organization's (created_at desc, id desc) order; id = the number. */
 export interface ListPosition {
   createdAtMs: number;
   id: number;

@@ -39,7 +39,7 @@ export function createTriageHandler(deps: TriageDeps, logger: Logger): DeliveryH
         {
           err: describe(err),
           eventId: event.id,
-          ticketId: event.ticket_id,
+          ticketId: event.ticket_number,
           attempt: delivery.attempt,
           retryInMs: delayMs,
         },

@@ -89,7 +89,7 @@ export class EmbeddedDigestRepository
   async applyEvent(event: TicketEvent): Promise<ApplyOutcome> {
     if (this.processed.has(event.id)) return 'duplicate';
     const { next, countedWeek } = applyTicketEvent(
-      this.tickets.get(key(event.org_id, event.ticket_id)),
+      this.tickets.get(key(event.org_id, event.ticket_number)),
       event,
     );
     this.record({

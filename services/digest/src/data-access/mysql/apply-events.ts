@@ -43,7 +43,8 @@ async function applyInTransaction(
 ): Promise<ApplyOutcome[]> {
   const ids = [...new Set(events.map((e) => e.id))];
   const byOrg = new Map<string, Set<number>>();
-  for (const e of events) byOrg.set(e.org_id, (byOrg.get(e.org_id) ?? new Set()).add(e.ticket_id));
+  for (const e of events)
+    byOrg.set(e.org_id, (byOrg.get(e.org_id) ?? new Set()).add(e.ticket_number));
   const orgs = [...byOrg.keys()].sort();
   // Primary-key lookups per organization (a row constructor IN is not a range on every server).
   const where = orgs.map(() => '(org_id = ? AND ticket_id IN (?))').join(' OR ');
@@ -75,7 +76,7 @@ async function applyInTransaction(
     seen.add(event.id);
     fresh.push(event.id);
     outcomes.push('applied');
-    const k = ticketKey(event.org_id, event.ticket_id);
+    const k = ticketKey(event.org_id, event.ticket_number);
     const folded = applyTicketEvent(next.get(k) ?? current.get(k), event);
     next.set(k, folded.next);
     if (folded.countedWeek) {

@@ -13,7 +13,13 @@ import type {
 import type { Ticket, TicketDraft } from '../../domain/ticket.js';
 import { SortedTicketIndex } from './sorted-index.js';
 
-interface StoredTicket extends Omit<Ticket, 'createdAt' | 'updatedAt'> {
+/**
+ * A ticket as journaled. Records written before tickets had a number per organization have no
+ * `globalId`: their `id` was the one counter's, and stays both their number (what clients hold)
+ * and their key.
+ */
+interface StoredTicket extends Omit<Ticket, 'globalId' | 'createdAt' | 'updatedAt'> {
+  globalId?: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -41,14 +47,19 @@ export class EmbeddedTicketRepository
   extends JournaledStore<JournalRecord>
   implements TicketRepository
 {
-  private readonly tickets = new Map<number, Ticket>();
+  /** By (org, number). */
+  private readonly tickets = new Map<string, Ticket>();
+  /** (org, idempotency key) → number. */
   private readonly byIdempotencyKey = new Map<string, number>();
+  /** Each organization's highest number. */
+  private readonly lastNumber = new Map<string, number>();
   private readonly indexes = new Map<string, SortedTicketIndex>();
   /** Unpublished events in outbox order (Map keeps insertion order). */
   private readonly pending = new Map<number, StoredEvent>();
   private readonly inFlight = new Set<number>();
   private readonly onceKeys = new Set<string>();
-  private nextId = 1;
+  /** The next key (unique across organizations). */
+  private nextGlobalId = 1;
   private nextSeq = 1;
   private secret: Buffer | undefined;
 
@@ -87,7 +98,11 @@ export class EmbeddedTicketRepository
       const existing = this.byIdempotencyKey.get(keyOf(draft.orgId, draft.idempotencyKey));
       if (existing !== undefined) return { kind: 'duplicate', ticketId: existing };
     }
-    const ticket: Ticket = { ...draft, id: this.nextId };
+    const ticket: Ticket = {
+      ...draft,
+      id: (this.lastNumber.get(draft.orgId) ?? 0) + 1,
+      globalId: this.nextGlobalId,
+    };
     this.record({
       k: 'tx',
       tickets: [toStored(ticket)],
@@ -101,8 +116,8 @@ export class EmbeddedTicketRepository
   }
 
   async get(orgId: string, ticketId: number): Promise<Ticket | undefined> {
-    const ticket = this.tickets.get(ticketId);
-    return ticket && ticket.orgId === orgId ? { ...ticket } : undefined;
+    const ticket = this.tickets.get(keyOf(orgId, ticketId));
+    return ticket ? { ...ticket } : undefined;
   }
 
   async list(query: ListQuery): Promise<Ticket[]> {
@@ -136,8 +151,8 @@ export class EmbeddedTicketRepository
     decide: (current: Ticket) => TicketChange | null,
     options: { onceKey?: string } = {},
   ): Promise<UpdateOutcome> {
-    const current = this.tickets.get(ticketId);
-    if (!current || current.orgId !== orgId) return { kind: 'not_found' };
+    const current = this.tickets.get(keyOf(orgId, ticketId));
+    if (!current) return { kind: 'not_found' };
     const { onceKey } = options;
     if (onceKey !== undefined && this.onceKeys.has(onceKey))
       return { kind: 'already_applied', ticket: { ...current } };
@@ -150,6 +165,7 @@ export class EmbeddedTicketRepository
     const next: Ticket = {
       ...change.next,
       id: current.id,
+      globalId: current.globalId,
       orgId: current.orgId,
       createdAt: current.createdAt,
     };
@@ -234,9 +250,10 @@ export class EmbeddedTicketRepository
   }
 
   private putTicket(ticket: Ticket): void {
-    const previous = this.tickets.get(ticket.id);
+    const at = keyOf(ticket.orgId, ticket.id);
+    const previous = this.tickets.get(at);
     if (previous) for (const key of indexKeysOf(previous)) this.indexes.get(key)?.remove(previous);
-    this.tickets.set(ticket.id, ticket);
+    this.tickets.set(at, ticket);
     for (const key of indexKeysOf(ticket)) {
       let index = this.indexes.get(key);
       if (!index) this.indexes.set(key, (index = new SortedTicketIndex()));
@@ -245,7 +262,8 @@ export class EmbeddedTicketRepository
     if (ticket.idempotencyKey !== null) {
       this.byIdempotencyKey.set(keyOf(ticket.orgId, ticket.idempotencyKey), ticket.id);
     }
-    this.nextId = Math.max(this.nextId, ticket.id + 1);
+    this.lastNumber.set(ticket.orgId, Math.max(this.lastNumber.get(ticket.orgId) ?? 0, ticket.id));
+    this.nextGlobalId = Math.max(this.nextGlobalId, ticket.globalId + 1);
   }
 
   private toStoredEvents(events: TicketEvent[]): StoredEvent[] {
@@ -265,8 +283,9 @@ export class EmbeddedTicketRepository
   }
 }
 
-function keyOf(orgId: string, idempotencyKey: string): string {
-  return `${orgId}\u0000${idempotencyKey}`;
+/** An (org, idempotency key) or (org, number) pair as one map key. */
+function keyOf(orgId: string, value: string | number): string {
+  return `${orgId}\u0000${value}`;
 }
 
 function indexKey(kind: 'o' | 's' | 'p' | 'c', orgId: string, value = ''): string {
@@ -288,5 +307,10 @@ function toStored(t: Ticket): StoredTicket {
 }
 
 function fromStored(t: StoredTicket): Ticket {
-  return { ...t, createdAt: new Date(t.createdAt), updatedAt: new Date(t.updatedAt) };
+  return {
+    ...t,
+    globalId: t.globalId ?? t.id,
+    createdAt: new Date(t.createdAt),
+    updatedAt: new Date(t.updatedAt),
+  };
 }

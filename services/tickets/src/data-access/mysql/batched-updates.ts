@@ -9,6 +9,7 @@ import type { SharedResult } from './shared-transactions.js';
 /** One call of TicketRepository.update. */
 export interface UpdateRequest {
   orgId: string;
+  /** The ticket's number in the organization. */
   ticketId: number;
   decide: (current: Ticket) => TicketChange | null;
   onceKey?: string | undefined;
@@ -21,6 +22,8 @@ export type UpdateResult = SharedResult<UpdateOutcome>;
 
 interface TicketRow extends RowDataPacket {
   id: number | string;
+  number: number | string;
+  org_id: string;
 }
 
 /**
@@ -38,21 +41,27 @@ export async function updateInOneTransaction(
   columns: string,
   toTicket: (row: TicketRow) => Ticket,
 ): Promise<UpdateResult[]> {
-  const ids = [...new Set(requests.map((r) => r.ticketId))];
+  const numbersByOrg = new Map<string, Set<number>>();
+  for (const r of requests)
+    numbersByOrg.set(r.orgId, (numbersByOrg.get(r.orgId) ?? new Set()).add(r.ticketId));
+  const which = [...numbersByOrg.keys()].map(() => '(org_id = ? AND number IN (?))').join(' OR ');
+  const whichParams = [...numbersByOrg].flatMap(([orgId, numbers]) => [orgId, [...numbers]]);
   const keys = requests.flatMap((r) => (r.onceKey === undefined ? [] : [r.onceKey]));
   const [read] = await conn.query<RowDataPacket[][]>(
     [
       'SET TRANSACTION ISOLATION LEVEL READ COMMITTED',
       'START TRANSACTION',
-      `SELECT ${columns} FROM tickets WHERE id IN (?) ORDER BY id FOR UPDATE`,
+      // Locked in key order, whatever the organizations: concurrent batches never deadlock.
+      `SELECT ${columns} FROM tickets WHERE ${which} ORDER BY id FOR UPDATE`,
       keys.length > 0
         ? 'SELECT event_id FROM tickets_triage_applied WHERE event_id IN (?)'
         : 'SELECT NULL AS event_id FROM DUAL WHERE FALSE',
     ].join(';\n'),
-    keys.length > 0 ? [ids, keys] : [ids],
+    keys.length > 0 ? [...whichParams, keys] : whichParams,
   );
-  const tickets = new Map<number, Ticket>();
-  for (const row of read[2] as TicketRow[]) tickets.set(Number(row.id), toTicket(row));
+  const tickets = new Map<string, Ticket>();
+  for (const row of read[2] as TicketRow[])
+    tickets.set(ticketKey(row.org_id, Number(row.number)), toTicket(row));
   const applied = new Set(read[3]!.map((r) => String(r.event_id)));
 
   const results: UpdateResult[] = [];
@@ -61,8 +70,8 @@ export async function updateInOneTransaction(
   const recorded: unknown[][] = [];
   const outbox: unknown[][] = [];
   for (const request of requests) {
-    const current = tickets.get(request.ticketId);
-    if (!current || current.orgId !== request.orgId) {
+    const current = tickets.get(ticketKey(request.orgId, request.ticketId));
+    if (!current) {
       results.push({ outcome: { kind: 'not_found' } });
       continue;
     }
@@ -79,7 +88,7 @@ export async function updateInOneTransaction(
     }
     if (request.onceKey !== undefined) {
       applied.add(request.onceKey);
-      recorded.push([request.onceKey, request.ticketId, new Date()]);
+      recorded.push([request.onceKey, current.globalId, new Date()]);
     }
     if (!change) {
       results.push({ outcome: { kind: 'unchanged', ticket: current } });
@@ -97,10 +106,10 @@ export async function updateInOneTransaction(
       next.aiSummary,
       next.aiAnswer,
       next.updatedAt,
-      next.id,
+      current.globalId,
     );
     outbox.push(...outboxRows(change.events, next.updatedAt, request.traceparent));
-    tickets.set(next.id, next);
+    tickets.set(ticketKey(request.orgId, request.ticketId), next);
     results.push({ outcome: { kind: 'updated', ticket: next } });
   }
   if (recorded.length > 0) {
@@ -118,6 +127,10 @@ export async function updateInOneTransaction(
   statements.push('COMMIT');
   await conn.query<ResultSetHeader[]>(statements.join(';\n'), params);
   return results;
+}
+
+function ticketKey(orgId: string, number: number): string {
+  return `${orgId}\u0000${number}`;
 }
 
 function outboxRows(

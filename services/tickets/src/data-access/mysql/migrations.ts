@@ -1,4 +1,10 @@
-import { TABLE_OPTIONS, type Migration, type MigrationSet } from '@support-agent/shared';
+import {
+  TABLE_OPTIONS,
+  unlessColumn,
+  unlessIndex,
+  type Migration,
+  type MigrationSet,
+} from '@support-agent/shared';
 
 const MIGRATIONS: Migration[] = [
   {
@@ -63,6 +69,53 @@ const MIGRATIONS: Migration[] = [
       // The W3C traceparent of the request that recorded the event, sent as a message header.
       `ALTER TABLE tickets_outbox
          ADD COLUMN traceparent VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL`,
+    ],
+  },
+  {
+    version: 3,
+    name: 'ticket numbers per organization',
+    // The id a client holds becomes the ticket's number in its organization (`number`); `id`
+    // stays the table's key, never shown. Existing tickets keep what clients hold (number =
+    // id); each organization's counter starts at its highest number, so its next ticket
+    // continues above it. Every step is safe to repeat after an interrupted run. A tickets
+    // replica of an earlier version cannot create tickets once `number` is NOT NULL (services/
+    // tickets/README.md, "Upgrading to ticket numbers per organization").
+    statements: [
+      // One row per organization; a create locks its org's row and adds its batch's count.
+      `CREATE TABLE IF NOT EXISTS tickets_org_counters (
+         org_id VARCHAR(64) NOT NULL,
+         last_number BIGINT UNSIGNED NOT NULL,
+         PRIMARY KEY (org_id)
+       ) ${TABLE_OPTIONS}`,
+      unlessColumn(
+        'tickets',
+        'number',
+        'ALTER TABLE tickets ADD COLUMN number BIGINT UNSIGNED NULL AFTER org_id',
+      ),
+      'UPDATE tickets SET number = id WHERE number IS NULL',
+      // Lists order by (created_at, number) within an organization: the keyset indexes end in
+      // the number instead of the key. (A row an earlier version inserted after the UPDATE
+      // makes this fail on NOT NULL; the next start repeats the UPDATE and gets through.)
+      unlessIndex(
+        'tickets',
+        'uq_tickets_number',
+        `ALTER TABLE tickets
+           MODIFY number BIGINT UNSIGNED NOT NULL,
+           ADD UNIQUE KEY uq_tickets_number (org_id, number),
+           DROP KEY ix_tickets_org_created,
+           DROP KEY ix_tickets_org_status_created,
+           DROP KEY ix_tickets_org_priority_created,
+           DROP KEY ix_tickets_org_category_created,
+           ADD KEY ix_tickets_list (org_id, created_at, number),
+           ADD KEY ix_tickets_list_status (org_id, status, created_at, number),
+           ADD KEY ix_tickets_list_priority (org_id, priority, created_at, number),
+           ADD KEY ix_tickets_list_category (org_id, category, created_at, number)`,
+      ),
+      `INSERT INTO tickets_org_counters (org_id, last_number)
+         SELECT m.org_id, m.top FROM (
+           SELECT org_id, MAX(number) AS top FROM tickets GROUP BY org_id
+         ) AS m
+       ON DUPLICATE KEY UPDATE last_number = GREATEST(last_number, m.top)`,
     ],
   },
 ];

@@ -40,7 +40,7 @@ import { SharedTransactions, type SharedResult } from './shared-transactions.js'
 import { SCHEMA } from './migrations.js';
 
 const TICKET_COLUMNS =
-  'id, org_id, content, author_name, idempotency_key, status, priority, category, ai_summary, ai_answer, created_at, updated_at';
+  'id, number, org_id, content, author_name, idempotency_key, status, priority, category, ai_summary, ai_answer, created_at, updated_at';
 
 /**
  * Creates per shared transaction at most (CREATE_BATCH). 100 creates at the content limit make
@@ -60,6 +60,7 @@ export function toStoreError(err: unknown): unknown {
 
 interface TicketRow extends RowDataPacket {
   id: number | string;
+  number: number | string;
   org_id: string;
   content: string;
   author_name: string | null;
@@ -195,17 +196,17 @@ export class MysqlTicketRepository implements TicketRepository {
 
   async findIdByIdempotencyKey(orgId: string, key: string): Promise<number | undefined> {
     const rows = await this.execute<RowDataPacket[]>(
-      'SELECT id FROM tickets WHERE org_id = ? AND idempotency_key = ?',
+      'SELECT number FROM tickets WHERE org_id = ? AND idempotency_key = ?',
       [orgId, key],
     );
     const row = rows[0];
-    return row ? Number(row.id) : undefined;
+    return row ? Number(row.number) : undefined;
   }
 
   async get(orgId: string, ticketId: number): Promise<Ticket | undefined> {
     const rows = await this.execute<TicketRow[]>(
-      `SELECT ${TICKET_COLUMNS} FROM tickets WHERE id = ? AND org_id = ?`,
-      [ticketId, orgId],
+      `SELECT ${TICKET_COLUMNS} FROM tickets WHERE org_id = ? AND number = ?`,
+      [orgId, ticketId],
     );
     return rows[0] ? toTicket(rows[0]) : undefined;
   }
@@ -229,13 +230,13 @@ export class MysqlTicketRepository implements TicketRepository {
     if (query.after) {
       const at = new Date(query.after.createdAtMs);
       // The redundant `created_at <= ?` gives the optimizer a plain range on the index.
-      where.push('created_at <= ? AND (created_at < ? OR (created_at = ? AND id < ?))');
+      where.push('created_at <= ? AND (created_at < ? OR (created_at = ? AND number < ?))');
       params.push(at, at, at, query.after.id);
     }
     params.push(query.limit);
     const rows = await this.execute<TicketRow[]>(
       `SELECT ${TICKET_COLUMNS} FROM tickets WHERE ${where.join(' AND ')}
-       ORDER BY created_at DESC, id DESC LIMIT ?`,
+       ORDER BY created_at DESC, number DESC LIMIT ?`,
       params,
     );
     return rows.map(toTicket);
@@ -386,7 +387,8 @@ export class MysqlTicketRepository implements TicketRepository {
 
 function toTicket(row: TicketRow): Ticket {
   return {
-    id: Number(row.id),
+    id: Number(row.number),
+    globalId: Number(row.id),
     orgId: row.org_id,
     content: row.content,
     authorName: row.author_name,

@@ -24,6 +24,7 @@ export const protobufPackage = "supportagent.tickets.v1";
 export const protobufFileName = "tickets/v1/tickets.proto";
 
 export interface Ticket {
+  /** The ticket's number in its organization. */
   id: number;
   orgId: string;
   content: string;
@@ -53,6 +54,7 @@ export interface CreateTicketRequest {
 }
 
 export interface CreateTicketResponse {
+  /** The new ticket's number in its organization, or the original one's on a replay. */
   ticketId: number;
   duplicate: boolean;
 }
