@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { callUnary, createGrpcClient, createLogger, type AppError } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
 import { EmbeddedTriageStore } from '../src/data-access/embedded-triage-store.js';
+import type { TriageStore } from '../src/domain/org-triage/ports.js';
 import { TrainingRunner } from '../src/entry-points/jobs/training-runner.js';
 import { appendEvent, ticketCreated } from './support/events.js';
 import { ACCESS_WORDS, BILLING_WORDS, labelledTickets } from './support/labelled.js';
@@ -293,7 +294,7 @@ describe('training and isolation', () => {
 describe('a training run that fails', () => {
   test('when the run cannot train, then it is recorded as failed and the active model stays', async () => {
     const logger = createLogger('test', 'silent');
-    const store = EmbeddedTriageStore.open(
+    const store: TriageStore = EmbeddedTriageStore.open(
       join(mkdtempSync(join(tmpdir(), 'triage-fail-')), 'answers'),
       logger,
     );

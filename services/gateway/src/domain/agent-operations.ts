@@ -33,7 +33,7 @@ export type InputSource = Extract<ParamLocation, 'query' | 'body'>;
 
 export type Inputs = Record<string, unknown>;
 
-export interface AgentOperationDeps extends Upstreams {
+export interface AgentOperationDeps extends Omit<Upstreams, 'triage'> {
   rules: InputRules;
 }
 
