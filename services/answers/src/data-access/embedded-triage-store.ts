@@ -6,6 +6,7 @@ import {
   type AutoRetrain,
   type CommitResult,
   type ExampleCount,
+  type JobOutcome,
   type ModelVersion,
   type OrgTriageSettings,
   type StagedExample,
@@ -352,9 +353,7 @@ export class EmbeddedTriageStore extends JournaledStore<Record> implements Triag
   async finishJob(
     jobId: string,
     owner: string,
-    outcome:
-      | { kind: 'succeeded'; model: string; categories: string[]; report: ModelVersion['report'] }
-      | { kind: 'failed'; error: string },
+    outcome: JobOutcome,
     now: Date,
   ): Promise<TrainingJob | undefined> {
     const job = this.jobs.get(jobId);

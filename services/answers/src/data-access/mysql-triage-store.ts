@@ -5,6 +5,7 @@ import {
   type AutoRetrain,
   type CommitResult,
   type ExampleCount,
+  type JobOutcome,
   type ExampleSource,
   type JobState,
   type JobTrigger,
@@ -307,9 +308,7 @@ export class MysqlTriageStore implements TriageStore {
   async finishJob(
     jobId: string,
     owner: string,
-    outcome:
-      | { kind: 'succeeded'; model: string; categories: string[]; report: ModelVersion['report'] }
-      | { kind: 'failed'; error: string },
+    outcome: JobOutcome,
     now: Date,
   ): Promise<TrainingJob | undefined> {
     return this.transaction(async (conn) => {

@@ -80,6 +80,11 @@ export interface CommitResult {
   updated: number;
 }
 
+/** How a training run ended: a model (a new version), or why not. */
+export type JobOutcome =
+  | { kind: 'succeeded'; model: string; categories: string[]; report: TrainingReport }
+  | { kind: 'failed'; error: string };
+
 /** Thrown by a store when an operation is refused (mapped to a clear client error). */
 export class TriageStoreConflict extends Error {}
 
@@ -148,9 +153,7 @@ export interface TriageStore {
   finishJob(
     jobId: string,
     owner: string,
-    outcome:
-      | { kind: 'succeeded'; model: string; categories: string[]; report: TrainingReport }
-      | { kind: 'failed'; error: string },
+    outcome: JobOutcome,
     now: Date,
   ): Promise<TrainingJob | undefined>;
   job(orgId: string, jobId: string): Promise<TrainingJob | undefined>;

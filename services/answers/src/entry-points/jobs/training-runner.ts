@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { setPriority } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Wakeup, type Logger } from '@support-agent/shared';
-import type { TrainingJob, TriageStore } from '../../domain/org-triage/ports.js';
+import type { JobOutcome, TrainingJob, TriageStore } from '../../domain/org-triage/ports.js';
 import type { TrainRequest, WorkerMessage } from './training-protocol.js';
 
 export interface TrainingRunnerOptions {
@@ -74,7 +74,7 @@ export class TrainingRunner {
   private async runJob(job: TrainingJob): Promise<void> {
     const log = this.o.logger.child({ orgId: job.orgId, jobId: job.id });
     const { store, now } = this.o;
-    let outcome: Parameters<TriageStore['finishJob']>[2];
+    let outcome: JobOutcome;
     try {
       const settings = await store.settings(job.orgId);
       const examples = (await store.examples(job.orgId)).filter((e) =>
