@@ -2,16 +2,26 @@
 //
 //   npm run eval:triage -- <file.jsonl>                 ClassifyTicket on a running answers service (ANSWERS_ADDR)
 //   npm run eval:triage -- <file.jsonl> --in-process    the built-in classifier, without a service
+//   npm run eval:triage -- <file.jsonl> --org acme      acme's active model, through the running service
+//   npm run eval:triage -- <file.jsonl> --model m.json  an organization's model file, in process
+//                                                       (admin API GET …/triage/versions/{v}/model)
 //
-// Each row {title, body, label: bug|feature|question} is classified from `title + "\n\n" + body`.
-// The five categories fold into three: bug, feature (feature_request), question (how_to,
-// general_question, documentation). Prints per-class precision/recall/F1, macro-F1, the
+// Each row {title, body, label} (or {text, label}) is classified from `title + "\n\n" + body`.
+// With the built-in classifier the labels are bug, feature and question, and the five categories
+// fold into those three: bug, feature (feature_request), question (how_to, general_question,
+// documentation). With an organization's model (--org, --model) the labels are its own
+// categories, compared as they are. Prints per-class precision/recall/F1, macro-F1, the
 // confusion matrix, the calibration error of the probabilities and (in process) the CPU
 // time per classification. Measurement only: nothing here feeds back into training.
 import { readFileSync } from 'node:fs';
 import { callUnary, createGrpcClient, mapConcurrently } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
-import { classify, loadTriageModel } from '@support-agent/answers/triage';
+import {
+  classify,
+  classifyWithOrgModel,
+  loadOrgModel,
+  loadTriageModel,
+} from '@support-agent/answers/triage';
 import { classScores, type ClassScores } from '@support-agent/quality';
 
 /** The labels of the data: the five categories fold into these three (FOLD). */
@@ -34,40 +44,139 @@ interface Row {
   label: string;
   title?: string;
   body?: string;
+  text?: string;
 }
 
 function usage(): never {
   process.stderr.write(
-    'usage: npm run eval:triage -- <file.jsonl> [--in-process] [--concurrency N]\n',
+    'usage: npm run eval:triage -- <file.jsonl> [--in-process | --org ORG | --model FILE] [--concurrency N]\n',
   );
   process.exit(2);
 }
 
-function parseArgs(argv: string[]): { file: string; inProcess: boolean; concurrency: number } {
+interface Args {
+  file: string;
+  inProcess: boolean;
+  concurrency: number;
+  /** An organization whose active model the running service uses. */
+  org?: string;
+  /** An organization's model file, used in process. */
+  model?: string;
+}
+
+function parseArgs(argv: string[]): Args {
   let file: string | undefined;
   let inProcess = false;
   let concurrency = 8;
+  let org: string | undefined;
+  let model: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--in-process') inProcess = true;
+    else if (a === '--org') org = argv[++i];
+    else if (a === '--model') model = argv[++i];
     else if (a === '--concurrency') concurrency = Number(argv[++i]);
     else if (a.startsWith('-')) usage();
     else file = a;
   }
   if (!file || !Number.isInteger(concurrency) || concurrency < 1) usage();
-  return { file, inProcess, concurrency };
+  if ([inProcess, org !== undefined, model !== undefined].filter(Boolean).length > 1) usage();
+  return {
+    file,
+    inProcess,
+    concurrency,
+    ...(org !== undefined ? { org } : {}),
+    ...(model !== undefined ? { model } : {}),
+  };
 }
 
-function readRows(file: string): Row[] {
+function readRows(file: string, ownLabels: boolean): Row[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.trim())
     .map((l, i) => {
       const row = JSON.parse(l) as Row;
-      if (!CLASSES.includes(row.label as EvalClass))
-        throw new Error(`line ${i + 1}: label must be bug, feature or question`);
+      if (ownLabels ? typeof row.label !== 'string' : !CLASSES.includes(row.label as EvalClass))
+        throw new Error(
+          `line ${i + 1}: ${ownLabels ? 'label is missing' : 'label must be bug, feature or question'}`,
+        );
       return row;
     });
+}
+
+const textOf = (r: Row) => r.text ?? `${r.title ?? ''}\n\n${r.body ?? ''}`;
+
+/**
+ * Scores an organization's own model (its active one through the service, or a model file in
+ * process) on rows labelled with its own categories: per-category precision/recall/F1, per repo.
+ */
+async function scoreOwnModel(args: Args, rows: Row[]): Promise<void> {
+  let classifyText: Classifier;
+  let close = () => {};
+  if (args.model) {
+    const model = loadOrgModel(JSON.parse(readFileSync(args.model, 'utf8')), loadTriageModel());
+    classifyText = async (text) => classifyWithOrgModel(model, text);
+  } else {
+    const address = process.env.ANSWERS_ADDR ?? '127.0.0.1:50053';
+    const client = createGrpcClient(answers.AnswersServiceClient, address);
+    classifyText = async (text) => {
+      const res = await callUnary(
+        client.classifyTicket.bind(client),
+        { content: text, orgId: args.org! },
+        { timeoutMs: 60_000 },
+      );
+      if (res.modelVersion === 0) throw new Error(`organization ${args.org} has no active model`);
+      return res;
+    };
+    close = () => client.close();
+  }
+  console.log(
+    `${rows.length} rows from ${args.file}; classifier: ${args.model ? `model file ${args.model}, in process` : `${args.org}'s active model (ClassifyTicket)`}`,
+  );
+  const cpuBefore = process.cpuUsage();
+  let labelled: Labelled[];
+  try {
+    labelled = await mapConcurrently(rows, args.model ? 1 : args.concurrency, (r) =>
+      classifyText(textOf(r)),
+    );
+  } finally {
+    close();
+  }
+  const cpu = process.cpuUsage(cpuBefore);
+  const categories = [
+    ...new Set([...rows.map((r) => r.label), ...labelled.map((l) => l.category)]),
+  ].sort();
+  const report = (title: string, idx: number[]) => {
+    const s = classScores(
+      categories,
+      idx.map((i) => rows[i]!.label),
+      idx.map((i) => labelled[i]!.category),
+    );
+    const f = (x: number) => x.toFixed(3);
+    console.log(`\n${title}\nmacro-F1 ${f(s.macroF1)}   accuracy ${f(s.accuracy)}`);
+    for (const c of categories) {
+      const k = s.perClass[c]!;
+      if (k.support > 0 || k.precision > 0)
+        console.log(
+          `  ${c.padEnd(20)} precision ${f(k.precision)}  recall ${f(k.recall)}  f1 ${f(k.f1)}  support ${k.support}`,
+        );
+    }
+  };
+  report(
+    'overall',
+    rows.map((_, i) => i),
+  );
+  const repos = [...new Set(rows.map((r) => r.repo).filter((r): r is string => !!r))].sort();
+  if (repos.length > 1)
+    for (const repo of repos)
+      report(
+        `repo ${repo}`,
+        rows.flatMap((r, i) => (r.repo === repo ? [i] : [])),
+      );
+  if (args.model) {
+    const perRow = (cpu.user + cpu.system) / 1000 / Math.max(1, rows.length);
+    console.log(`\nCPU per classification (in process, mean): ${perRow.toFixed(3)} ms`);
+  }
 }
 
 interface Labelled {
@@ -86,7 +195,11 @@ function serviceClassifier(address: string): { classify: Classifier; close(): vo
   const client = createGrpcClient(answers.AnswersServiceClient, address);
   return {
     classify: async (text) =>
-      await callUnary(client.classifyTicket.bind(client), { content: text }, { timeoutMs: 60_000 }),
+      await callUnary(
+        client.classifyTicket.bind(client),
+        { content: text, orgId: '' },
+        { timeoutMs: 60_000 },
+      ),
     close: () => client.close(),
   };
 }
@@ -137,7 +250,9 @@ function report(title: string, s: Scores, detailed: boolean): void {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const rows = readRows(args.file);
+  const own = args.org !== undefined || args.model !== undefined;
+  const rows = readRows(args.file, own);
+  if (own) return scoreOwnModel(args, rows);
   const address = process.env.ANSWERS_ADDR ?? '127.0.0.1:50053';
   const service = args.inProcess ? undefined : serviceClassifier(address);
   const classifyText = service?.classify ?? inProcessClassifier();
@@ -150,7 +265,7 @@ async function main(): Promise<void> {
   let labelled: Labelled[];
   try {
     labelled = await mapConcurrently(rows, args.inProcess ? 1 : args.concurrency, (r) =>
-      classifyText(`${r.title ?? ''}\n\n${r.body ?? ''}`),
+      classifyText(textOf(r)),
     );
   } finally {
     service?.close();

@@ -255,7 +255,7 @@ test('when parameters or bodies are invalid, then 400 invalid_request naming the
     400,
     'invalid_request',
     'GET',
-    `${tickets}?category=other`,
+    `${tickets}?category=other%21`,
     { key },
     'category',
   );

@@ -273,6 +273,11 @@ function expectedQueryStatus(path: string, qs: string): number {
     if (v.length > 1) return false;
     return v.length === 0 || v[0]!.trim() === '' || allowed.includes(v[0]!);
   };
+  const patternOk = (n: string, pattern: RegExp) => {
+    const v = values(n);
+    if (v.length > 1) return false;
+    return v.length === 0 || v[0]!.trim() === '' || pattern.test(v[0]!);
+  };
   if (path.endsWith('/kb/search')) {
     const q = values('query');
     if (q.length !== 1 || q[0]!.trim() === '' || cpLength(q[0]!) > 2000) return 400;
@@ -283,13 +288,8 @@ function expectedQueryStatus(path: string, qs: string): number {
     const ok =
       enumOk('status', ['open', 'in_progress', 'resolved', 'closed', 'duplicate']) &&
       enumOk('priority', ['critical', 'high', 'medium', 'low']) &&
-      enumOk('category', [
-        'bug',
-        'feature_request',
-        'documentation',
-        'how_to',
-        'general_question',
-      ]) &&
+      // Any category name of the shared form (an organization may name its own).
+      patternOk('category', /^[A-Za-z0-9](?:[A-Za-z0-9 _.&+/-]{0,30}[A-Za-z0-9])?$/) &&
       intOk('limit', 1, 20) &&
       c.length <= 1 &&
       (c.length === 0 || c[0]!.trim() === ''); // no valid cursor is ever generated

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'tickets.created',
   'tickets.triaged',
   'tickets.status_changed',
+  'tickets.category_changed',
 ] as const;
 export type TicketEventType = (typeof EVENT_TYPES)[number];
 
@@ -82,6 +83,16 @@ export const TRIAGE_CONSUMER: DurableConsumer = {
   name: 'answers-triage',
   filterSubject: 'tickets.created',
   maxDeliver: 10_000,
+};
+
+/**
+ * answers: a person's category for a ticket joins the organization's triage training set. Never
+ * given up: a label is kept until it is recorded.
+ */
+export const LABELS_CONSUMER: DurableConsumer = {
+  name: 'answers-labels',
+  filterSubject: 'tickets.category_changed',
+  maxDeliver: -1,
 };
 
 /** digest: aggregates every type; an event is redelivered until it is applied. */

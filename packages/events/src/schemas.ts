@@ -44,6 +44,13 @@ const payloads = {
     from: status.nullish(),
     to: status.min(1),
   }),
+  /** A person set the ticket's category (staff side): the label triage learns from. */
+  'tickets.category_changed': z.object({
+    from: text,
+    to: z.string().min(1).max(32),
+    /** The ticket's text, so a consumer can learn from it without a lookup. */
+    content: z.string(),
+  }),
 } satisfies Record<TicketEventType, z.ZodType>;
 
 const ticketRef = z.number().int().positive();
@@ -71,6 +78,11 @@ export const ticketEventSchema = z
       ...head,
       type: z.literal('tickets.status_changed'),
       data: payloads['tickets.status_changed'],
+    }),
+    z.object({
+      ...head,
+      type: z.literal('tickets.category_changed'),
+      data: payloads['tickets.category_changed'],
     }),
   ])
   .transform((e) => ({ ...e, ticket_number: e.ticket_number ?? e.ticket_id }));

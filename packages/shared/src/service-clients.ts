@@ -71,6 +71,7 @@ export type KnowledgeClient = ServiceClient<knowledge.KnowledgeServiceService>;
 export type EmbeddingsClient = ServiceClient<knowledge.EmbeddingsServiceService>;
 export type AnswersClient = ServiceClient<answers.AnswersServiceService>;
 export type DigestClient = ServiceClient<digest.DigestServiceService>;
+export type TriageClient = ServiceClient<answers.TriageServiceService>;
 
 /**
  * One hit of knowledge.Search as answers and digest use it: the SearchHit message itself;
@@ -92,5 +93,7 @@ export const createKnowledgeClient = clientFactory(knowledge.KnowledgeServiceCli
 export const createEmbeddingsClient = clientFactory(knowledge.EmbeddingsServiceClient);
 /** answers.v1.AnswersService at `address`. */
 export const createAnswersClient = clientFactory(answers.AnswersServiceClient);
+/** answers.v1.TriageService (each organization's own triage) at `address` (the answers service's). */
+export const createTriageClient = clientFactory(answers.TriageServiceClient);
 /** digest.v1.DigestService at `address`. */
 export const createDigestClient = clientFactory(digest.DigestServiceClient);

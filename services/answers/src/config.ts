@@ -1,5 +1,6 @@
 import {
   backendUrl,
+  boolFlag,
   DAY_MS,
   HOUR_MS,
   intEnv,
@@ -66,6 +67,29 @@ export const { schema: configSchema, load: loadAnswersConfig } = serviceConfig(
       'Most triage results in one tickets.ApplyTriageBatch call: results reported together (a triage batch) leave in one call; 1 sends each as its own ApplyTriage (docs/performance.md).',
     ),
     TRIAGE_ACK_WAIT_MS: sharedSetting.eventAckWait(' (progress is signalled while an LLM works)'),
+    TRIAGE_MODEL_REFRESH_MS: intEnv(100, 60_000, 10_000).describe(
+      "How often each replica loads the organizations' newly activated triage models: an activation reaches every replica within this (docs/triage.md).",
+    ),
+    TRIAGE_TRAINING_WORKER: boolFlag
+      .default(true)
+      .describe(
+        "Whether this replica runs organizations' training jobs (in a child process at low priority); at least one replica must.",
+      ),
+    TRIAGE_TRAINING_POLL_MS: intEnv(100, 600_000, 2_000).describe(
+      'How often a training worker looks for queued training runs (one queued on the same replica starts at once).',
+    ),
+    TRIAGE_TRAINING_LEASE_MS: intEnv(5_000, HOUR_MS, 60_000).describe(
+      'A training run whose replica stopped reporting progress for this long is taken up by another (at most 3 tries).',
+    ),
+    TRIAGE_TRAINING_TIMEOUT_MS: intEnv(10_000, 6 * HOUR_MS, HOUR_MS).describe(
+      'A training run still going after this is stopped and recorded as failed.',
+    ),
+    TRIAGE_TRAINING_MAX_MB: intEnv(128, 16_384, 1_024).describe(
+      'Heap limit of the training process, MB (a run that needs more fails; the service goes on).',
+    ),
+    TRIAGE_TRAINING_NICE: intEnv(0, 19, 19).describe(
+      'CPU priority (nice) of the training process: 19 takes only CPU time requests leave idle.',
+    ),
     NATS_STREAM_REPLICAS: sharedSetting.streamReplicas(),
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
     SHUTDOWN_GRACE_MS: sharedSetting.shutdownGrace('In-flight calls and triage'),

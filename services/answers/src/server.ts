@@ -14,7 +14,7 @@ import {
 } from '@support-agent/shared';
 import { answers } from '@support-agent/proto';
 import type { AnswersConfig } from './config.js';
-import { openTicketEventSource, TRIAGE_CONSUMER } from '@support-agent/events';
+import { LABELS_CONSUMER, openTicketEventSource, TRIAGE_CONSUMER } from '@support-agent/events';
 import type { DeflectionLedger, LanguageModel, PolicyStore } from './domain/ports.js';
 import { TriageMemo, type TriageDeps } from './domain/triage.js';
 import { loadTriageModel } from './domain/triage-model.js';
@@ -26,10 +26,20 @@ import { OpenAiModel } from './data-access/openai-llm.js';
 import { TriageReporter } from './data-access/tickets-client.js';
 import { createAnswersHandlers } from './entry-points/grpc/answers-handlers.js';
 import { TriageConsumer } from './entry-points/events/triage-consumer.js';
+import { LabelsConsumer } from './entry-points/events/labels-consumer.js';
+import { createTriageHandlers } from './entry-points/grpc/triage-handlers.js';
+import { TrainingRunner } from './entry-points/jobs/training-runner.js';
+import { OrgModelRegistry } from './domain/org-triage/model-registry.js';
+import type { OrgTriageDeps } from './domain/org-triage/org-triage.js';
+import type { TriageStore } from './domain/org-triage/ports.js';
+import { EmbeddedTriageStore } from './data-access/embedded-triage-store.js';
+import { MysqlTriageStore } from './data-access/mysql-triage-store.js';
 import { meteredLedger } from './metrics.js';
 
 /** Settled reservations are kept this long: a redelivered triage event must still find its commit. */
 const RESERVATION_RETENTION_MS = 35 * DAY_MS;
+/** An upload whose client went away is forgotten after this. */
+const STAGED_UPLOAD_TTL_MS = HOUR_MS;
 /** Refresh of the triage_consumer_pending gauge. */
 const LAG_POLL_MS = 5_000;
 
@@ -62,7 +72,45 @@ export async function start(
     );
     closers.push(() => tickets.close());
 
-    const builtin = new ExtractiveModel(loadTriageModel());
+    const builtinModel = loadTriageModel();
+    const builtin = new ExtractiveModel(builtinModel);
+
+    // Each organization's own triage: its store, the active models, the training runs.
+    const triageStore = await openTriageStore(config, logger);
+    closers.push(() => triageStore.close());
+    const orgModels = new OrgModelRegistry(triageStore, builtinModel, logger);
+    await orgModels.refresh();
+    orgModels.start(config.TRIAGE_MODEL_REFRESH_MS);
+    closers.push(() => orgModels.stop());
+    const runner = config.TRIAGE_TRAINING_WORKER
+      ? new TrainingRunner({
+          store: triageStore,
+          logger: logger.child({ component: 'triage-training' }),
+          now,
+          pollMs: config.TRIAGE_TRAINING_POLL_MS,
+          leaseMs: config.TRIAGE_TRAINING_LEASE_MS,
+          timeoutMs: config.TRIAGE_TRAINING_TIMEOUT_MS,
+          maxMemoryMb: config.TRIAGE_TRAINING_MAX_MB,
+          nice: config.TRIAGE_TRAINING_NICE,
+          activated: () => void orgModels.refresh().catch(() => undefined),
+        })
+      : undefined;
+    const orgTriage: OrgTriageDeps = {
+      store: triageStore,
+      logger,
+      now,
+      jobQueued: () => runner?.poke(),
+      activated: () => void orgModels.refresh().catch(() => undefined),
+    };
+    const uploadSweeper = setInterval(() => {
+      triageStore
+        .purgeUploads(new Date(now().getTime() - STAGED_UPLOAD_TTL_MS))
+        .catch((err: unknown) =>
+          logger.warn({ err: (err as Error).message }, 'upload sweep failed'),
+        );
+    }, STAGED_UPLOAD_TTL_MS / 4);
+    uploadSweeper.unref();
+    closers.push(() => clearInterval(uploadSweeper));
     let llm: LanguageModel | undefined;
     if (openAiConfigured(config)) {
       llm = new OpenAiModel({
@@ -97,16 +145,30 @@ export async function start(
       reservationTtlMs: config.RESERVATION_TTL_MS,
       llmTimeoutMs: config.LLM_TIMEOUT_MS,
       memo: new TriageMemo(),
+      orgModels,
     };
 
     const sweeper = startSweeper(ledger, logger, now, config.RESERVATION_TTL_MS);
     closers.push(() => sweeper.stop());
 
-    const grpc = await serveGrpc('answers', config.ANSWERS_ADDR, logger, {
-      definition: answers.AnswersServiceService,
-      implementation: createAnswersHandlers(deps, logger),
-    });
+    const grpc = await serveGrpc(
+      'answers',
+      config.ANSWERS_ADDR,
+      logger,
+      {
+        definition: answers.AnswersServiceService,
+        implementation: createAnswersHandlers(deps, logger),
+      },
+      {
+        definition: answers.TriageServiceService,
+        implementation: createTriageHandlers(orgTriage, logger),
+      },
+    );
     closers.push(() => grpc.stop(0));
+    if (runner) {
+      runner.start();
+      closers.push(() => runner.stop());
+    }
 
     const events = openTicketEventSource(
       {
@@ -130,6 +192,28 @@ export async function start(
     const consumer = new TriageConsumer(events, deps, logger);
     consumer.start();
     closers.push(() => consumer.stop());
+    const labels = new LabelsConsumer(
+      openTicketEventSource(
+        {
+          consumer: LABELS_CONSUMER,
+          natsUrl: config.NATS_URL,
+          dataDir: config.DATA_DIR,
+          concurrency: 1,
+          ackWaitMs: config.TRIAGE_ACK_WAIT_MS,
+          replicas: config.NATS_STREAM_REPLICAS,
+          file: {
+            offsetFile: join(config.DATA_DIR, 'answers', 'labels-offset.json'),
+            concurrency: 1,
+            saveEvery: 1,
+          },
+        },
+        logger,
+      ),
+      orgTriage,
+      logger,
+    );
+    labels.start();
+    closers.push(() => labels.stop());
     const lagTimer = setInterval(() => void consumer.refreshLag(), LAG_POLL_MS);
     lagTimer.unref();
     closers.push(() => clearInterval(lagTimer));
@@ -151,6 +235,12 @@ async function openLedger(
     return MysqlLedger.open(config.MYSQL_URL, logger, { poolSize: config.MYSQL_POOL_SIZE });
   }
   return EmbeddedLedger.open(join(config.DATA_DIR, 'answers'), logger);
+}
+
+/** MySQL when MYSQL_URL is set, the embedded journal otherwise. */
+async function openTriageStore(config: AnswersConfig, logger: Logger): Promise<TriageStore> {
+  if (config.MYSQL_URL) return MysqlTriageStore.open(config.MYSQL_URL, logger);
+  return EmbeddedTriageStore.open(join(config.DATA_DIR, 'answers'), logger);
 }
 
 /**

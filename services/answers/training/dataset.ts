@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { featurize, type FeatureConfig, type FeatureVector } from '../src/domain/classifier.js';
 import { CATEGORIES, type Category } from '../src/domain/ports.js';
 import type { WordVectors } from '../src/domain/word-vectors.js';
-import { toSparse, type SparseData } from './fit.js';
+import { toSparse, type SparseData } from '../src/domain/org-triage/fit-softmax.js';
 import { generateExamples } from './generator/index.js';
 
 export interface Example {

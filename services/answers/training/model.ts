@@ -3,7 +3,7 @@ import type { FeatureConfig, FeatureVector, TriageModel } from '../src/domain/cl
 import { CATEGORIES, type Category } from '../src/domain/ports.js';
 import type { WordVectors } from '../src/domain/word-vectors.js';
 import { type Example, toData, vocabulary, type VocabularyOptions } from './dataset.js';
-import { fitSoftmax } from './fit.js';
+import { fitSoftmax } from '../src/domain/org-triage/fit-softmax.js';
 
 export interface TrainOptions extends VocabularyOptions {
   features: FeatureConfig;

@@ -56,8 +56,16 @@ export interface components {
     TicketStatus: 'open' | 'in_progress' | 'resolved' | 'closed' | 'duplicate';
     /** @enum {string} */
     TicketPriority: 'critical' | 'high' | 'medium' | 'low';
-    /** @enum {string} */
-    TicketCategory: 'bug' | 'feature_request' | 'documentation' | 'how_to' | 'general_question';
+    /**
+     * @description The ticket's category. An organization that trained its own triage model has its own category names (set by its administrators); every other organization gets one of the five built-in categories: bug, feature_request, documentation, how_to, general_question.
+     * @example bug
+     * @example feature_request
+     * @example documentation
+     * @example how_to
+     * @example general_question
+     * @example billing
+     */
+    TicketCategory: string;
     Ticket: {
       /** @description The ticket's number in the organization: 1, 2, 3… in the order the organization's tickets were created, so it says nothing about other organizations. Another organization's ticket with the same number is a different ticket. Tickets created before numbers were per organization kept the id they were given. */
       id: number;
@@ -414,7 +422,7 @@ export interface components {
     TicketStatusFilter: components['schemas']['TicketStatus'];
     /** @description Only tickets with this priority. */
     TicketPriorityFilter: components['schemas']['TicketPriority'];
-    /** @description Only tickets with this category. */
+    /** @description Only tickets with this category: one of the built-in five, or one of the organization's own category names. A name no ticket has gives an empty page. */
     TicketCategoryFilter: components['schemas']['TicketCategory'];
     /** @description Page size: an integer from 1 to 20; default 10. */
     TicketsLimit: number;
@@ -640,7 +648,7 @@ export interface operations {
         status?: components['parameters']['TicketStatusFilter'];
         /** @description Only tickets with this priority. */
         priority?: components['parameters']['TicketPriorityFilter'];
-        /** @description Only tickets with this category. */
+        /** @description Only tickets with this category: one of the built-in five, or one of the organization's own category names. A name no ticket has gives an empty page. */
         category?: components['parameters']['TicketCategoryFilter'];
         /** @description Page size: an integer from 1 to 20; default 10. */
         limit?: components['parameters']['TicketsLimit'];

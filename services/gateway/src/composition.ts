@@ -4,6 +4,7 @@ import {
   checkHealth,
   type Closers,
   createAnswersClient,
+  createTriageClient,
   createDigestClient,
   redactUrl,
   type Logger,
@@ -147,8 +148,13 @@ function openUpstreams(config: GatewayConfig, closers: Closers): Upstreams {
     deadlineMs,
     deadlines: { buildDigest: bulk },
   });
-  closers.push(() => [tickets, knowledge, answers, digest].forEach((c) => c.close()));
-  return { tickets, knowledge, answers, digest };
+  // Uploads of labelled tickets are staged in batches of up to 1,000 rows: the bulk deadline.
+  const triage = createTriageClient(config.ANSWERS_ADDR.address, {
+    deadlineMs,
+    deadlines: { stageTriageExamples: bulk, commitTriageUpload: bulk },
+  });
+  closers.push(() => [tickets, knowledge, answers, digest, triage].forEach((c) => c.close()));
+  return { tickets, knowledge, answers, digest, triage };
 }
 
 /** The store, Redis (when configured) and the tickets service must answer for /readyz. */

@@ -39,7 +39,10 @@ describe('the contract derived from the document', () => {
       listTickets: {
         status: { values: S.TicketStatus.enum },
         priority: { values: S.TicketPriority.enum },
-        category: { values: S.TicketCategory.enum },
+        category: {
+          maxLength: S.TicketCategory.maxLength,
+          pattern: new RegExp(S.TicketCategory.pattern, 'u'),
+        },
         limit: {
           min: P.TicketsLimit.schema.minimum,
           max: P.TicketsLimit.schema.maximum,
@@ -74,6 +77,11 @@ describe('the contract derived from the document', () => {
     assert.deepEqual(contract.rules.listTickets.limit, { min: 1, max: 20, default: 10 });
     assert.equal(contract.rules.createTicket.content.maxLength, 4000);
     assert.ok(contract.rules.listTickets.status.values.includes('duplicate'));
+    // A category is any name of the shared form: the built-in five and an organization's own.
+    for (const name of ['bug', 'how_to', 'Billing & Payments', 'login/SSO'])
+      assert.ok(contract.rules.listTickets.category.pattern.test(name), name);
+    for (const name of ['', ' bug', 'bug!', 'x'.repeat(33)])
+      assert.ok(!contract.rules.listTickets.category.pattern.test(name), name);
   });
 
   it('when a limit in the document changes, then the operations enforce the new one', async () => {

@@ -444,7 +444,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
           'priority',
         );
         await assertAppError(
-          client.listTickets({ orgId, limit: 0, category: 'Bug' }),
+          client.listTickets({ orgId, limit: 0, category: 'bug!' }),
           'invalid_request',
           'category',
         );
@@ -671,6 +671,52 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
       });
     });
 
+    describe('SetTicketCategory', () => {
+      it("when a person sets a ticket's category, then it is recorded with a category_changed event carrying the text; the same category again is a no-op", async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'my invoice is wrong' });
+        const { ticket } = await client.setTicketCategory({
+          orgId,
+          ticketId,
+          category: 'Billing & Payments',
+        });
+        assert.equal(ticket?.category, 'Billing & Payments');
+        await client.setTicketCategory({ orgId, ticketId, category: 'Billing & Payments' });
+        const events = await eventually(
+          async () => {
+            const e = await s.readEvents(orgId);
+            return e.length >= 2 ? e : undefined;
+          },
+          10_000,
+          'category_changed event',
+        );
+        assert.deepEqual(
+          events.map((e) => e.type),
+          ['tickets.created', 'tickets.category_changed'],
+        );
+        assert.deepEqual(events[1]!.data, {
+          from: null,
+          to: 'Billing & Payments',
+          content: 'my invoice is wrong',
+        });
+      });
+
+      it('when the category is not a name of the form, then invalid_request; unknown ticket, then not_found', async () => {
+        const orgId = newOrg();
+        const { ticketId } = await client.createTicket({ orgId, content: 'x' });
+        await assertAppError(
+          client.setTicketCategory({ orgId, ticketId, category: 'bug!' }),
+          'invalid_request',
+          'category',
+        );
+        await assertAppError(
+          client.setTicketCategory({ orgId, ticketId: 987_654_321, category: 'bug' }),
+          'not_found',
+        );
+        assert.equal((await client.getTicket({ orgId, ticketId })).ticket?.category, undefined);
+      });
+    });
+
     describe('ApplyTriage', () => {
       it('when triage is applied, then labels and answer are set; when the same event comes again, then applied is false and nothing changes', async () => {
         const orgId = newOrg();
@@ -764,7 +810,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
         assert.equal(res.ticket?.category, 'bug');
       });
 
-      it('when category or priority is not allowed, or the ticket is unknown, then the call fails and nothing is recorded', async () => {
+      it('when category is not a category name or priority is not allowed, or the ticket is unknown, then the call fails and nothing is recorded', async () => {
         const orgId = newOrg();
         const { ticketId } = await client.createTicket({ orgId, content: 'x' });
         const base = {
@@ -777,7 +823,7 @@ export function ticketsContract(name: string, setup: () => Promise<ContractSetup
           resolve: false,
         };
         await assertAppError(
-          client.applyTriage({ ...base, category: 'question' }),
+          client.applyTriage({ ...base, category: ' not a name' }),
           'invalid_request',
           'category',
         );

@@ -77,7 +77,7 @@ function charBuckets(toks: string[], c: NonNullable<FeatureConfig['chars']>): Se
  * A text's named features, its character n-gram buckets (named `c:<bucket>` in a model
  * file) and its dense word-vector features (`e:t<d>` then `e:b<d>`).
  */
-interface FeatureParts {
+export interface FeatureParts {
   named: FeatureVector;
   buckets: Set<number>;
   dense: Float64Array | undefined;
@@ -104,7 +104,11 @@ function denseFeatures(
   return out;
 }
 
-function featureParts(raw: string, config: FeatureConfig, vectors?: WordVectors): FeatureParts {
+export function featureParts(
+  raw: string,
+  config: FeatureConfig,
+  vectors?: WordVectors,
+): FeatureParts {
   const text = raw.slice(0, MAX_CLASSIFIED_CHARS);
   const named: FeatureVector = new Map();
   const words = tokens(stripCode(text));
@@ -146,65 +150,108 @@ export function featurize(
   config: FeatureConfig,
   vectors?: WordVectors,
 ): FeatureVector {
-  const { named, buckets, dense } = featureParts(raw, config, vectors);
+  return featuresOfParts(featureParts(raw, config, vectors));
+}
+
+/** The named form of feature parts (buckets as `c:<bucket>`, dense values as `e:…`); takes over `parts.named`. */
+export function featuresOfParts({ named, buckets, dense }: FeatureParts): FeatureVector {
   const norm = bucketNorm(buckets);
   for (const b of buckets) named.set(`c:${b}`, norm);
   if (dense) denseNames(dense.length / 2).forEach((name, i) => named.set(name, dense[i]!));
   return named;
 }
 
-/** A model's weights in lookup form: a Map for named features, flat arrays for buckets and dense features. */
-interface Compiled {
-  named: Map<string, number[]>;
+/**
+ * A linear model's weights in lookup form: a Map for named features, flat arrays for the
+ * character n-gram buckets and the dense features. The built-in model and every
+ * organization's model (org-triage/org-model.ts) score through it.
+ */
+export interface LinearWeights {
+  /** Classes. */
+  k: number;
+  bias: ArrayLike<number>;
+  named: Map<string, ArrayLike<number>>;
   /** bucket × class, row-major. */
   hashed: Float64Array;
   /** dense feature × class, row-major, in the order of denseNames. */
   dense: Float64Array;
 }
 
-const compiledModels = new WeakMap<TriageModel, Compiled>();
+const compiledModels = new WeakMap<TriageModel, LinearWeights>();
 
-function compiled(model: TriageModel): Compiled {
+function compiled(model: TriageModel): LinearWeights {
   let c = compiledModels.get(model);
   if (!c) {
-    const k = model.classes.length;
-    const hashed = new Float64Array((model.features.chars?.buckets ?? 0) * k);
-    const names =
-      model.features.vectors && model.wordVectors ? denseNames(model.wordVectors.dims) : [];
-    const dense = new Float64Array(names.length * k);
-    names.forEach((name, i) => {
-      const w = model.weights[name];
-      if (w) dense.set(w, i * k);
-    });
-    const named = new Map<string, number[]>();
-    for (const [name, w] of Object.entries(model.weights)) {
-      if (name.startsWith('c:')) hashed.set(w, Number(name.slice(2)) * k);
-      else if (!name.startsWith('e:')) named.set(name, w);
-    }
-    c = { named, hashed, dense };
+    c = compileWeights(
+      model.bias,
+      Object.entries(model.weights),
+      model.features.chars?.buckets ?? 0,
+      model.features.vectors && model.wordVectors ? model.wordVectors.dims : 0,
+    );
     compiledModels.set(model, c);
   }
   return c;
 }
 
-/** Class probabilities of a text under a model (softmax of the linear scores). */
-export function predictProbabilities(model: TriageModel, text: string): number[] {
-  const { named, buckets, dense } = featureParts(text, model.features, model.wordVectors);
-  const weights = compiled(model);
-  const k = model.bias.length;
-  const scores = [...model.bias];
-  for (const [name, value] of named) {
-    const w = weights.named.get(name);
-    if (!w) continue;
-    for (let j = 0; j < k; j++) scores[j]! += value * w[j]!;
+/** Lookup form of named weight rows (`c:<bucket>` and `e:<name>` rows go to the flat arrays). */
+export function compileWeights(
+  bias: ArrayLike<number>,
+  rows: Iterable<[string, ArrayLike<number>]>,
+  buckets: number,
+  vectorDims: number,
+): LinearWeights {
+  const k = bias.length;
+  const hashed = new Float64Array(buckets * k);
+  const names = vectorDims > 0 ? denseNames(vectorDims) : [];
+  const denseIndex = new Map(names.map((name, i) => [name, i]));
+  const dense = new Float64Array(names.length * k);
+  const named = new Map<string, ArrayLike<number>>();
+  for (const [name, w] of rows) {
+    if (name.startsWith('c:')) hashed.set(w, Number(name.slice(2)) * k);
+    else if (name.startsWith('e:')) {
+      const i = denseIndex.get(name);
+      if (i !== undefined) dense.set(w, i * k);
+    } else named.set(name, w);
   }
-  const norm = bucketNorm(buckets);
-  for (const b of buckets)
-    for (let j = 0; j < k; j++) scores[j]! += norm * weights.hashed[b * k + j]!;
-  if (dense)
+  return { k, bias, named, hashed, dense };
+}
+
+/** The linear scores of a text's features (before the softmax); `extra` adds named features. */
+export function scoreParts(
+  weights: LinearWeights,
+  parts: FeatureParts,
+  extra?: Iterable<[string, number]>,
+): number[] {
+  const { k } = weights;
+  const scores = Array.from(weights.bias);
+  const add = (name: string, value: number) => {
+    const w = weights.named.get(name);
+    if (!w) return;
+    for (let j = 0; j < k; j++) scores[j]! += value * w[j]!;
+  };
+  for (const [name, value] of parts.named) add(name, value);
+  if (extra) for (const [name, value] of extra) add(name, value);
+  const norm = bucketNorm(parts.buckets);
+  if (weights.hashed.length > 0)
+    for (const b of parts.buckets)
+      for (let j = 0; j < k; j++) scores[j]! += norm * weights.hashed[b * k + j]!;
+  const { dense } = parts;
+  if (dense && weights.dense.length > 0)
     for (let i = 0; i < dense.length; i++)
       for (let j = 0; j < k; j++) scores[j]! += dense[i]! * weights.dense[i * k + j]!;
-  return softmax(scores);
+  return scores;
+}
+
+/** Class probabilities of a text under a model (softmax of the linear scores). */
+export function predictProbabilities(model: TriageModel, text: string): number[] {
+  return softmax(
+    scoreParts(compiled(model), featureParts(text, model.features, model.wordVectors)),
+  );
+}
+
+/** The built-in model's probabilities from features already worked out with its configuration. */
+export function probabilitiesOfParts(model: TriageModel, parts: FeatureParts): number[] {
+  return softmax(scoreParts(compiled(model), parts));
 }
 
 export function softmax(scores: number[]): number[] {

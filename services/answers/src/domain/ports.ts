@@ -117,7 +117,8 @@ export interface TriageReport {
   orgId: string;
   ticketId: number;
   eventId: string;
-  category: Category;
+  /** A built-in category, or one of the organization's own. */
+  category: string;
   priority: Priority;
   aiSummary: string;
   aiAnswer?: string | undefined;

@@ -9,12 +9,16 @@ import {
   searchKnowledge,
   type AnswerDeps,
 } from './generate-answer.js';
+import type { OrgModelRegistry } from './org-triage/model-registry.js';
+import { classifyWithOrgModel } from './org-triage/org-model.js';
 import type { TicketLabels, TicketsPort } from './ports.js';
 import { oneSentence } from './summary.js';
 import { truncateCodePoints } from './text.js';
 
 export interface TriageDeps extends AnswerDeps {
   tickets: TicketsPort;
+  /** Each organization's own active model, when it has one (else the built-in classifier). */
+  orgModels?: OrgModelRegistry;
   /** What was worked out for events whose ApplyTriage has not succeeded yet (see TriageMemo). */
   memo?: TriageMemo;
 }
@@ -29,15 +33,39 @@ const AI_ANSWER_MAX = 20_000;
 /** A tickets.created event, as the events contract parses it (packages/events). */
 export type TicketCreatedEvent = TicketEventOf<'tickets.created'>;
 
-export interface LabelResult extends TicketLabels {
+export interface LabelResult extends Omit<TicketLabels, 'category' | 'probabilities'> {
+  /** One of the organization's own categories when its model classified, else a built-in one. */
+  category: string;
+  probabilities?: Record<string, number>;
   provider: string;
+  /** The organization's model version that chose the category; 0: the built-in labels. */
+  modelVersion: number;
 }
 
-/** The classification step: the LLM when configured (strict JSON schema), else or on any failure the built-in model. */
+/**
+ * The classification step: priority and summary from the LLM when configured (strict JSON
+ * schema), else or on any failure from the built-in model; the category from the
+ * organization's own active model when it has one, else from the same labels.
+ */
 export async function labelTicket(
   deps: TriageDeps | AnswerDeps,
   content: string,
+  orgId?: string,
 ): Promise<LabelResult> {
+  const labels = await builtinOrLlmLabels(deps, content);
+  const own = orgId ? (deps as TriageDeps).orgModels?.get(orgId) : undefined;
+  if (!own) return { ...labels, modelVersion: 0 };
+  const { category, probabilities } = classifyWithOrgModel(
+    own.model,
+    truncateCodePoints(content, CLASSIFY_MAX),
+  );
+  return { ...labels, category, probabilities, modelVersion: own.version };
+}
+
+async function builtinOrLlmLabels(
+  deps: TriageDeps | AnswerDeps,
+  content: string,
+): Promise<Omit<LabelResult, 'modelVersion'>> {
   if (content.trim() === '') throw invalidRequest('content is required', 'content');
   const text = truncateCodePoints(content, CLASSIFY_MAX);
   if (deps.llm) {
@@ -129,8 +157,9 @@ export async function triageTicket(
           priority: 'low' as const,
           summary: 'Empty ticket.',
           provider: 'none',
+          modelVersion: 0,
         }
-      : await labelTicket(deps, content));
+      : await labelTicket(deps, content, event.org_id));
   deps.memo?.set(event.id, { ...worked, labels });
   const { outcome: answer, aiAnswer } =
     worked.answer ?? (await answerTicket(deps, event, content, attempt, log));

@@ -4,3 +4,4 @@
 export { classify, type Classification, type TriageModel } from '../domain/classifier.js';
 export { loadTriageModel } from '../domain/triage-model.js';
 export { CATEGORIES, type Category } from '../domain/ports.js';
+export { classifyWithOrgModel, loadOrgModel } from '../domain/org-triage/org-model.js';

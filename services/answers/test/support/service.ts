@@ -60,7 +60,8 @@ export async function startAnswers(
     setPolicy: async (orgId, policy) => {
       await callUnary(client.setOrgPolicy.bind(client), { orgId, policy }, call);
     },
-    classify: (content) => callUnary(client.classifyTicket.bind(client), { content }, call),
+    classify: (content) =>
+      callUnary(client.classifyTicket.bind(client), { content, orgId: '' }, call),
     async stop() {
       client.close();
       await server.stop();

@@ -113,6 +113,14 @@ export function applyTicketEvent(
       }
       break;
     }
+    case 'tickets.category_changed': {
+      // A person's label: it wins over triage's, even over a triage event delivered late.
+      if (isNewer(at, base.triagedAt)) {
+        next.category = event.data.to;
+        next.triagedAt = at;
+      }
+      break;
+    }
   }
   return { next, countedWeek };
 }

@@ -7,6 +7,7 @@ import type { Upstreams } from './ports.js';
 import {
   codePointLength,
   readEnum,
+  readPattern,
   readIdempotencyKeyHeader,
   readInteger,
   readString,
@@ -32,7 +33,7 @@ export type InputSource = Extract<ParamLocation, 'query' | 'body'>;
 
 export type Inputs = Record<string, unknown>;
 
-export interface AgentOperationDeps extends Upstreams {
+export interface AgentOperationDeps extends Omit<Upstreams, 'triage'> {
   rules: InputRules;
 }
 
@@ -111,7 +112,7 @@ export class AgentOperations {
     const rules = this.params[from].list;
     const status = readEnum(input.status, rules.status);
     const priority = readEnum(input.priority, rules.priority);
-    const category = readEnum(input.category, rules.category);
+    const category = readPattern(input.category, rules.category);
     const limit = readInteger(input.limit, rules.limit);
     const cursor = readCursor(input.cursor, rules.cursor, this.deps.rules.listTickets.cursor);
     const page = await this.deps.tickets.listTickets(

@@ -41,6 +41,10 @@ export interface IntegerLimits {
 export interface EnumLimits {
   values: readonly string[];
 }
+export interface PatternLimits {
+  maxLength: number;
+  pattern: RegExp;
+}
 
 /** The limits of every input of the five operations, as the document states them. */
 export interface InputRules {
@@ -48,7 +52,7 @@ export interface InputRules {
   listTickets: {
     status: EnumLimits;
     priority: EnumLimits;
-    category: EnumLimits;
+    category: PatternLimits;
     limit: IntegerLimits;
     cursor: StringLimits;
   };
@@ -295,7 +299,7 @@ export class ApiContract {
       listTickets: {
         status: enumOf(q('listTickets', 'status').schema, 'listTickets status'),
         priority: enumOf(q('listTickets', 'priority').schema, 'listTickets priority'),
-        category: enumOf(q('listTickets', 'category').schema, 'listTickets category'),
+        category: patternOf(q('listTickets', 'category').schema, 'listTickets category'),
         limit: integer(q('listTickets', 'limit').schema, 'listTickets limit'),
         cursor: string(q('listTickets', 'cursor'), 'listTickets cursor'),
       },
@@ -411,6 +415,15 @@ function integer(schema: JsonObject, where: string): IntegerLimits {
     min: positiveInteger(schema.minimum, `${where} minimum`),
     max: positiveInteger(schema.maximum, `${where} maximum`),
     default: dflt === undefined ? undefined : positiveInteger(dflt, `${where} default`),
+  };
+}
+
+function patternOf(schema: JsonObject, where: string): PatternLimits {
+  if (schema.type !== 'string' || typeof schema.pattern !== 'string')
+    throw new ContractError(`${where} must be a string with a pattern`);
+  return {
+    maxLength: positiveInteger(schema.maxLength, where),
+    pattern: new RegExp(schema.pattern, 'u'),
   };
 }
 

@@ -3,6 +3,7 @@
 // the rate-limit counters) and are wired in composition.ts. Narrower views of an upstream
 // sit beside the use case that needs only them (KbWriter, DemoKbTarget, PolicyReceiver).
 import type { answers, digest, knowledge, tickets } from '@support-agent/proto';
+import type { TriageClient } from '@support-agent/shared';
 import type { ApiKeyRecord, KeyGrant, Org, OrgSettings, OrgWithSettings } from './model.js';
 import type { SettingsPatch } from './settings.js';
 
@@ -47,6 +48,10 @@ export interface TicketsUpstream {
     request: tickets.UpdateTicketStatusRequest,
     requestId?: string,
   ): Promise<tickets.UpdateTicketStatusResponse>;
+  setTicketCategory(
+    request: tickets.SetTicketCategoryRequest,
+    requestId?: string,
+  ): Promise<tickets.SetTicketCategoryResponse>;
 }
 
 export interface KnowledgeUpstream {
@@ -93,12 +98,16 @@ export interface DigestUpstream {
   ): Promise<digest.BuildDigestResponse>;
 }
 
-/** The four upstream services, as the operations and the admin API call them. */
+/** Each organization's own triage (the answers service's TriageService), for the admin API. */
+export type TriageUpstream = TriageClient;
+
+/** The upstream services, as the operations and the admin API call them. */
 export interface Upstreams {
   tickets: TicketsUpstream;
   knowledge: KnowledgeUpstream;
   answers: AnswersUpstream;
   digest: DigestUpstream;
+  triage: TriageUpstream;
 }
 
 // Rate limits: fixed windows per key, per organization and (failed authentications) per IP.

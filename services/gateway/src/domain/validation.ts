@@ -102,6 +102,22 @@ export function readInteger(value: unknown, rule: IntegerRule): number {
   return n;
 }
 
+/** A string matching the rule's pattern (and length), or undefined when missing. */
+export function readPattern(
+  value: unknown,
+  rule: ParamRule & { maxLength: number; pattern: RegExp },
+): string | undefined {
+  const v = single(value, rule);
+  if (isMissing(v)) return undefined;
+  if (typeof v !== 'string' || codePointLength(v) > rule.maxLength || !rule.pattern.test(v)) {
+    throw invalidRequest(
+      `${rule.param} must be a category name: 1 to ${rule.maxLength} letters, digits, spaces or _ - . & + /, starting and ending with a letter or digit`,
+      rule.param,
+    );
+  }
+  return v;
+}
+
 /** One of the allowed values (case-sensitive), or undefined when missing and optional. */
 export function readEnum<T extends string>(
   value: unknown,

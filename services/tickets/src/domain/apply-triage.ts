@@ -1,8 +1,9 @@
 import { ticketStatusChanged, ticketTriaged, type TicketEvent } from './events.js';
 import type { TicketsDeps } from './ports.js';
-import { TICKET_CATEGORIES, TICKET_PRIORITIES, type Ticket } from './ticket.js';
+import { TICKET_PRIORITIES, type Ticket } from './ticket.js';
 import {
   optionalText,
+  requireCategory,
   requireOneOf,
   requireText,
   requireTicketRef,
@@ -39,7 +40,7 @@ export async function applyTriage(
 ): Promise<ApplyTriageResult> {
   const { orgId, ticketId } = requireTicketRef(input);
   const eventId = requireText(input.eventId, 'event_id', EVENT_ID_MAX);
-  const category = requireOneOf(input.category, TICKET_CATEGORIES, 'category');
+  const category = requireCategory(input.category);
   const priority = requireOneOf(input.priority, TICKET_PRIORITIES, 'priority');
   const aiSummary = optionalText(input.aiSummary, 'ai_summary', AI_SUMMARY_MAX);
   const aiAnswer = optionalText(input.aiAnswer, 'ai_answer', AI_ANSWER_MAX);

@@ -60,3 +60,15 @@ export function ticketTriaged(ticket: Ticket, answered: boolean): TicketEvent {
     status: ticket.status,
   });
 }
+
+export function ticketCategoryChanged(
+  ticket: Ticket,
+  from: string | null,
+  to: string,
+): TicketEvent {
+  return envelope('tickets.category_changed', ticket, ticket.updatedAt, {
+    from,
+    to,
+    content: ticket.content,
+  });
+}

@@ -1,14 +1,13 @@
 import { invalidRequest } from '@support-agent/shared';
 import type { TicketsDeps } from './ports.js';
 import {
-  TICKET_CATEGORIES,
   TICKET_PRIORITIES,
   TICKET_STATUSES,
   positionOf,
   type Ticket,
   type TicketFilters,
 } from './ticket.js';
-import { isBlank, optionalOneOf, requireOrgId } from './validation.js';
+import { isBlank, optionalCategory, optionalOneOf, requireOrgId } from './validation.js';
 
 export interface ListTicketsInput {
   orgId: string;
@@ -35,7 +34,7 @@ export async function listTickets(
   const filters: TicketFilters = {
     status: optionalOneOf(input.status, TICKET_STATUSES, 'status'),
     priority: optionalOneOf(input.priority, TICKET_PRIORITIES, 'priority'),
-    category: optionalOneOf(input.category, TICKET_CATEGORIES, 'category'),
+    category: optionalCategory(input.category),
   };
   const limit = parseLimit(input.limit);
   const after = isBlank(input.cursor)

@@ -1,11 +1,9 @@
-import type { TicketCategory, TicketPriority, TicketStatus } from '@support-agent/shared';
+import type { TicketPriority, TicketStatus } from '@support-agent/shared';
 
 /** The values a ticket field may take (DESIGN.md §3), shared with the answers service's triage. */
 export {
-  TICKET_CATEGORIES,
   TICKET_PRIORITIES,
   TICKET_STATUSES,
-  type TicketCategory,
   type TicketPriority,
   type TicketStatus,
 } from '@support-agent/shared';
@@ -27,7 +25,8 @@ export interface Ticket {
   idempotencyKey: string | null;
   status: TicketStatus;
   priority: TicketPriority;
-  category: TicketCategory | null;
+  /** A built-in category or one of the organization's own (any name of the shared form). */
+  category: string | null;
   aiSummary: string | null;
   aiAnswer: string | null;
   /** Millisecond precision, UTC. */
@@ -59,7 +58,7 @@ export function openedTicket(
 export interface TicketFilters {
   status?: TicketStatus | undefined;
   priority?: TicketPriority | undefined;
-  category?: TicketCategory | undefined;
+  category?: string | undefined;
 }
 
 /** A keyset position in an organization's (created_at desc, id desc) order; id = the number. */

@@ -1,4 +1,11 @@
-import { AppError, codePointLength, invalidRequest, isBlank } from '@support-agent/shared';
+import {
+  AppError,
+  CATEGORY_NAME_RULE,
+  codePointLength,
+  invalidRequest,
+  isBlank,
+  isCategoryName,
+} from '@support-agent/shared';
 
 export { codePointLength, isBlank };
 
@@ -71,4 +78,27 @@ export function requireTicketRef(input: { orgId: string; ticketId: number }) {
 
 export function ticketNotFound(ticketId: number): AppError {
   return new AppError('not_found', `ticket ${ticketId} not found`);
+}
+
+/**
+ * A category: any name of the shared form (packages/shared ticket-fields), since organizations
+ * name their own; which names an organization uses is the gateway's and answers' to check.
+ */
+export function requireCategory(value: string | undefined, param = 'category'): string {
+  if (isBlank(value)) throw invalidRequest(`${param} is required`, param);
+  return categoryName(value, param);
+}
+
+/** An optional category filter; blank means "no filter". */
+export function optionalCategory(
+  value: string | undefined,
+  param = 'category',
+): string | undefined {
+  return isBlank(value) ? undefined : categoryName(value, param);
+}
+
+function categoryName(value: string, param: string): string {
+  if (!isCategoryName(value))
+    throw invalidRequest(`${param} is not a category name: ${CATEGORY_NAME_RULE}`, param);
+  return value;
 }

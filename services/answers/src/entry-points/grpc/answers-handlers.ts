@@ -87,8 +87,9 @@ export function createAnswersHandlers(
       logger,
       'ClassifyTicket',
       async (req: answers.ClassifyTicketRequest) => {
-        const labels = await labelTicket(deps, req.content);
+        const labels = await labelTicket(deps, req.content, req.orgId || undefined);
         return {
+          modelVersion: labels.modelVersion,
           category: labels.category,
           priority: labels.priority,
           summary: labels.summary,

@@ -58,6 +58,7 @@ export function openTicketsUpstream(
       batcher.call({ request, requestId, traceparent: traceHeaders().traceparent }, timeoutMs),
     listTickets: client.listTickets,
     updateTicketStatus: client.updateTicketStatus,
+    setTicketCategory: client.setTicketCategory,
     close: () => client.close(),
   };
 }

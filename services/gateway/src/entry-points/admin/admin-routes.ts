@@ -1,4 +1,5 @@
 import { AppError, invalidRequest } from '@support-agent/shared';
+import type { tickets } from '@support-agent/proto';
 import express, { type RequestHandler, type Router } from 'express';
 import { ticketToJson } from '../../domain/agent-operations.js';
 import { importKbEntries, parseKbEntryId } from '../../domain/kb-import.js';
@@ -9,6 +10,7 @@ import type {
   DigestUpstream,
   KnowledgeUpstream,
   TicketsUpstream,
+  TriageUpstream,
 } from '../../domain/ports.js';
 import { parseSettingsPatch, settingsToJson } from '../../domain/settings.js';
 import { isMissing, readEnum } from '../../domain/validation.js';
@@ -16,6 +18,7 @@ import { methodNotAllowed } from '../http/errors.js';
 import { jsonBody } from '../http/json-body.js';
 import { digestToJson } from './digest-json.js';
 import { kbImportBody, parseKbImportRows, type KbImportLocals } from './kb-import-body.js';
+import { triageRoutes } from './triage-routes.js';
 
 export const ADMIN_BODY_LIMIT = 1024 * 1024;
 
@@ -26,6 +29,7 @@ export interface AdminRouteDeps {
   knowledge: KnowledgeUpstream;
   digest: DigestUpstream;
   answers: AnswersUpstream;
+  triage: TriageUpstream;
   /** Ticket status values (the OpenAPI document's TicketStatus enum). */
   ticketStatuses: readonly string[];
 }
@@ -35,7 +39,7 @@ export interface AdminRouteDeps {
  * digest builds and deflection usage.
  */
 export function adminRouter(deps: AdminRouteDeps): Router {
-  const { auth, orgs, tickets } = deps;
+  const { auth, orgs } = deps;
   const body = jsonBody(ADMIN_BODY_LIMIT);
   const router = express.Router();
 
@@ -87,29 +91,10 @@ export function adminRouter(deps: AdminRouteDeps): Router {
 
   router
     .route('/orgs/:org/tickets/:id')
-    .patch(auth, ...body, async (req, res) => {
-      const orgId = String(req.params.org);
-      const ticketId = parseTicketId(String(req.params.id));
-      const status = readEnum((req.body as Record<string, unknown>).status, {
-        param: 'status',
-        in: 'body',
-        values: deps.ticketStatuses,
-        required: true,
-      });
-      await orgs.requireOrg(orgId);
-      const { ticket } = await tickets.updateTicketStatus(
-        { orgId, ticketId, status },
-        String(req.id),
-      );
-      if (!ticket) throw new Error('tickets service returned no ticket');
-      res.json({
-        ...ticketToJson(ticket),
-        author_name: ticket.authorName ?? null,
-        ai_answer: ticket.aiAnswer ?? null,
-        updated_at: ticket.updatedAt,
-      });
-    })
+    .patch(auth, ...body, updateTicket(deps))
     .all(methodNotAllowed(['PATCH']));
+
+  triageRoutes(router, { auth, orgs, triage: deps.triage, bodyLimit: ADMIN_BODY_LIMIT });
 
   router
     .route('/orgs/:org/kb/entries')
@@ -141,6 +126,41 @@ export function adminRouter(deps: AdminRouteDeps): Router {
     .all(methodNotAllowed(['GET', 'HEAD']));
 
   return router;
+}
+
+/**
+ * PATCH …/tickets/{id} with `{status?, category?}` (at least one): a category must be one of
+ * the organization's (its own when it defined them, else the built-in five); it is a person's
+ * label, which the organization's triage then learns from.
+ */
+function updateTicket({ orgs, tickets, triage, ticketStatuses }: AdminRouteDeps): RequestHandler {
+  return async (req, res) => {
+    const orgId = String(req.params.org);
+    const ticketId = parseTicketId(String(req.params.id));
+    const b = req.body as Record<string, unknown>;
+    const status = readEnum(b.status, { param: 'status', in: 'body', values: ticketStatuses });
+    const category = isMissing(b.category) ? undefined : b.category;
+    if (status === undefined && category === undefined)
+      throw invalidRequest('give status, category or both', 'status');
+    await orgs.requireOrg(orgId);
+    let ticket: tickets.Ticket | undefined;
+    if (category !== undefined) {
+      const current = await triage.getTriageStatus({ orgId }, String(req.id));
+      const allowed = current.categories.length > 0 ? current.categories : current.activeCategories;
+      if (typeof category !== 'string' || !allowed.includes(category))
+        throw invalidRequest(`category must be one of: ${allowed.join(', ')}`, 'category');
+      ({ ticket } = await tickets.setTicketCategory({ orgId, ticketId, category }, String(req.id)));
+    }
+    if (status !== undefined)
+      ({ ticket } = await tickets.updateTicketStatus({ orgId, ticketId, status }, String(req.id)));
+    if (!ticket) throw new Error('tickets service returned no ticket');
+    res.json({
+      ...ticketToJson(ticket),
+      author_name: ticket.authorName ?? null,
+      ai_answer: ticket.aiAnswer ?? null,
+      updated_at: ticket.updatedAt,
+    });
+  };
 }
 
 function importKbEntriesRoute({ orgs, knowledge }: AdminRouteDeps): RequestHandler {

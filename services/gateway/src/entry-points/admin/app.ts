@@ -6,6 +6,7 @@ import type {
   DigestUpstream,
   KnowledgeUpstream,
   TicketsUpstream,
+  TriageUpstream,
 } from '../../domain/ports.js';
 import { errorHandler, notFound } from '../http/errors.js';
 import { requestLifecycle } from '../http/request-context.js';
@@ -20,6 +21,7 @@ export interface AdminAppDeps {
   knowledge: KnowledgeUpstream;
   digest: DigestUpstream;
   answers: AnswersUpstream;
+  triage: TriageUpstream;
   /** Ticket status values (the OpenAPI document's TicketStatus enum). */
   ticketStatuses: readonly string[];
   shuttingDown: () => boolean;
@@ -48,6 +50,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
       knowledge: deps.knowledge,
       digest: deps.digest,
       answers: deps.answers,
+      triage: deps.triage,
       ticketStatuses: deps.ticketStatuses,
     }),
   );

@@ -21,13 +21,7 @@ import type {
   TicketRepository,
   UpdateOutcome,
 } from '../../domain/ports.js';
-import type {
-  Ticket,
-  TicketCategory,
-  TicketDraft,
-  TicketPriority,
-  TicketStatus,
-} from '../../domain/ticket.js';
+import type { Ticket, TicketDraft, TicketPriority, TicketStatus } from '../../domain/ticket.js';
 import {
   createInOneTransaction,
   createRequest,
@@ -395,7 +389,7 @@ function toTicket(row: TicketRow): Ticket {
     idempotencyKey: row.idempotency_key,
     status: row.status as TicketStatus,
     priority: row.priority as TicketPriority,
-    category: row.category as TicketCategory | null,
+    category: row.category,
     aiSummary: row.ai_summary,
     aiAnswer: row.ai_answer,
     createdAt: row.created_at,

@@ -17,6 +17,7 @@ import { getTicket } from '../../domain/get-ticket.js';
 import { listTickets } from '../../domain/list-tickets.js';
 import type { TicketsDeps } from '../../domain/ports.js';
 import type { Ticket } from '../../domain/ticket.js';
+import { setTicketCategory } from '../../domain/set-category.js';
 import { updateTicketStatus } from '../../domain/update-status.js';
 import { ticketsMetrics } from '../../metrics.js';
 
@@ -134,6 +135,19 @@ export function createTicketsHandlers(
       log.info({ ticketId: ticket.id, status: ticket.status }, 'ticket status set');
       return { ticket: toProtoTicket(ticket) };
     }),
+
+    setTicketCategory: handler<tickets.SetTicketCategoryRequest, tickets.SetTicketCategoryResponse>(
+      'SetTicketCategory',
+      async (req, log) => {
+        const ticket = await setTicketCategory(deps, {
+          orgId: req.orgId,
+          ticketId: req.ticketId,
+          category: req.category,
+        });
+        log.info({ ticketId: ticket.id, category: ticket.category }, 'ticket category set');
+        return { ticket: toProtoTicket(ticket) };
+      },
+    ),
 
     applyTriage: handler<tickets.ApplyTriageRequest, tickets.ApplyTriageResponse>(
       'ApplyTriage',

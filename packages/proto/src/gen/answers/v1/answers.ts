@@ -72,26 +72,226 @@ export interface SetOrgPolicyResponse {
 
 export interface ClassifyTicketRequest {
   content: string;
+  /**
+   * The organization whose active triage model classifies; empty (or an organization without
+   * its own model): the built-in classifier.
+   */
+  orgId: string;
 }
 
 export interface ClassifyTicketResponse {
-  /** bug, feature_request, documentation, how_to, general_question. */
+  /**
+   * One of the organization's own categories when its own model classified, else one of the
+   * built-in five: bug, feature_request, documentation, how_to, general_question.
+   */
   category: string;
   /** critical, high, medium, low. */
   priority: string;
   summary: string;
   /**
-   * The built-in classifier's probability of each of the five categories (summing to 1),
-   * keyed by category. Empty when an LLM gave the labels: it reports no probabilities.
+   * The classifier's probability of each of its categories (summing to 1), keyed by
+   * category. Empty when an LLM gave the labels: it reports no probabilities.
    */
   probabilities: { [key: string]: number };
   /** Who gave the labels: "builtin", or the configured LLM's name. */
   provider: string;
+  /** The organization's model version that chose the category; 0 when the built-in one did. */
+  modelVersion: number;
 }
 
 export interface ClassifyTicketResponse_ProbabilitiesEntry {
   key: string;
   value: number;
+}
+
+export interface GetTriageStatusRequest {
+  orgId: string;
+}
+
+export interface TriageCategoryCount {
+  category: string;
+  /** Examples uploaded, and labels people gave tickets (corrections). */
+  uploaded: number;
+  corrections: number;
+}
+
+export interface TriageAutoRetrain {
+  /** A run starts once this many corrections arrived since the last run. */
+  afterCorrections: number;
+  /** Whether such a run's model is activated when it succeeds. */
+  activate: boolean;
+}
+
+export interface TriageStatus {
+  orgId: string;
+  /** The organization's own categories; empty when it defined none. */
+  categories: string[];
+  /** The categories tickets are given now: the active model's, or the built-in five. */
+  activeCategories: string[];
+  /** Per category of `categories`, the examples held. */
+  examples: TriageCategoryCount[];
+  /** Examples whose label is not (or no longer) one of `categories`: kept, not trained on. */
+  examplesOutsideCategories: number;
+  /** 0: the built-in classifier. */
+  activeVersion: number;
+  /** Absent when off. */
+  autoRetrain: TriageAutoRetrain | undefined;
+  correctionsSinceLastRun: number;
+  /** The latest training run, if any. */
+  latestJob: TriageTrainingJob | undefined;
+}
+
+export interface SetTriageCategoriesRequest {
+  orgId: string;
+  categories: string[];
+}
+
+export interface TriageExample {
+  /** 1-based line (or record) of the uploaded file, named in errors. */
+  line: number;
+  /**
+   * The example's id in the upload; empty: the text identifies it. A later upload of the
+   * same id replaces its text and label.
+   */
+  id: string;
+  text: string;
+  label: string;
+}
+
+export interface StageTriageExamplesRequest {
+  orgId: string;
+  /** Chosen by the caller, the same for every batch of one upload. */
+  uploadId: string;
+  examples: TriageExample[];
+}
+
+export interface StageTriageExamplesResponse {
+  /** Rows staged so far in this upload. */
+  staged: number;
+}
+
+export interface CommitTriageUploadRequest {
+  orgId: string;
+  uploadId: string;
+  /** Replace the examples uploaded before (corrections are kept) instead of adding to them. */
+  replace: boolean;
+}
+
+export interface CommitTriageUploadResponse {
+  added: number;
+  /** Rows whose id (or text) was already held: their label was replaced. */
+  updated: number;
+  status: TriageStatus | undefined;
+}
+
+export interface DiscardTriageUploadRequest {
+  orgId: string;
+  uploadId: string;
+}
+
+export interface DiscardTriageUploadResponse {
+}
+
+export interface StartTriageTrainingRequest {
+  orgId: string;
+  /** Activate the model when the run succeeds. */
+  activate: boolean;
+}
+
+export interface GetTriageTrainingJobRequest {
+  orgId: string;
+  jobId: string;
+}
+
+export interface TriageCategoryScore {
+  category: string;
+  precision: number;
+  recall: number;
+  f1: number;
+  /** Examples of the category cross-validated. */
+  support: number;
+}
+
+/** Cross-validated quality of a trained model, on the organization's own examples. */
+export interface TriageTrainingReport {
+  examples: number;
+  folds: number;
+  macroF1: number;
+  accuracy: number;
+  categories: TriageCategoryScore[];
+  /** The regularization chosen by the inner cross-validation. */
+  l2: number;
+  /** Size of the model file, bytes. */
+  modelBytes: number;
+  /** CPU time of the run, ms. */
+  cpuMs: number;
+}
+
+export interface TriageTrainingJob {
+  id: string;
+  orgId: string;
+  /** queued, running, succeeded, failed. */
+  state: string;
+  /** manual, corrections. */
+  trigger: string;
+  activate: boolean;
+  /** What the run is doing and how far it is, 0..1. */
+  phase: string;
+  progress: number;
+  /** RFC 3339; empty until reached. */
+  createdAt: string;
+  startedAt: string;
+  finishedAt: string;
+  /** When failed. */
+  error: string;
+  /** When succeeded: the version made, and its report. */
+  version: number;
+  report: TriageTrainingReport | undefined;
+  activated: boolean;
+}
+
+export interface ListTriageModelVersionsRequest {
+  orgId: string;
+}
+
+export interface TriageModelVersion {
+  version: number;
+  categories: string[];
+  createdAt: string;
+  jobId: string;
+  report: TriageTrainingReport | undefined;
+  active: boolean;
+}
+
+export interface ListTriageModelVersionsResponse {
+  /** Newest first. */
+  versions: TriageModelVersion[];
+  activeVersion: number;
+}
+
+export interface ActivateTriageModelVersionRequest {
+  orgId: string;
+  version: number;
+}
+
+export interface RollbackTriageModelRequest {
+  orgId: string;
+}
+
+export interface SetTriageAutoRetrainRequest {
+  orgId: string;
+  /** 0 turns it off. */
+  afterCorrections: number;
+  activate: boolean;
+}
+
+export interface GetTriageModelRequest {
+  orgId: string;
+  version: number;
+}
+
+export interface GetTriageModelResponse {
+  modelJson: string;
 }
 
 function createBaseOrgPolicy(): OrgPolicy {
@@ -888,13 +1088,16 @@ export const SetOrgPolicyResponse: MessageFns<SetOrgPolicyResponse> = {
 };
 
 function createBaseClassifyTicketRequest(): ClassifyTicketRequest {
-  return { content: "" };
+  return { content: "", orgId: "" };
 }
 
 export const ClassifyTicketRequest: MessageFns<ClassifyTicketRequest> = {
   encode(message: ClassifyTicketRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.content !== "") {
       writer.uint32(10).string(message.content);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(18).string(message.orgId);
     }
     return writer;
   },
@@ -920,6 +1123,14 @@ export const ClassifyTicketRequest: MessageFns<ClassifyTicketRequest> = {
             message.content = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -933,13 +1144,23 @@ export const ClassifyTicketRequest: MessageFns<ClassifyTicketRequest> = {
   },
 
   fromJSON(object: any): ClassifyTicketRequest {
-    return { content: isSet(object.content) ? globalThis.String(object.content) : "" };
+    return {
+      content: isSet(object.content) ? globalThis.String(object.content) : "",
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
   },
 
   toJSON(message: ClassifyTicketRequest): unknown {
     const obj: any = {};
     if (message.content !== "") {
       obj.content = message.content;
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
     }
     return obj;
   },
@@ -950,12 +1171,13 @@ export const ClassifyTicketRequest: MessageFns<ClassifyTicketRequest> = {
   fromPartial<I extends Exact<DeepPartial<ClassifyTicketRequest>, I>>(object: I): ClassifyTicketRequest {
     const message = createBaseClassifyTicketRequest();
     message.content = object.content ?? "";
+    message.orgId = object.orgId ?? "";
     return message;
   },
 };
 
 function createBaseClassifyTicketResponse(): ClassifyTicketResponse {
-  return { category: "", priority: "", summary: "", probabilities: {}, provider: "" };
+  return { category: "", priority: "", summary: "", probabilities: {}, provider: "", modelVersion: 0 };
 }
 
 export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
@@ -974,6 +1196,9 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
     });
     if (message.provider !== "") {
       writer.uint32(42).string(message.provider);
+    }
+    if (message.modelVersion !== 0) {
+      writer.uint32(48).int32(message.modelVersion);
     }
     return writer;
   },
@@ -1034,6 +1259,14 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
             message.provider = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.modelVersion = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1066,6 +1299,11 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
         )
         : {},
       provider: isSet(object.provider) ? globalThis.String(object.provider) : "",
+      modelVersion: isSet(object.modelVersion)
+        ? globalThis.Number(object.modelVersion)
+        : isSet(object.model_version)
+        ? globalThis.Number(object.model_version)
+        : 0,
     };
   },
 
@@ -1092,6 +1330,9 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
     if (message.provider !== "") {
       obj.provider = message.provider;
     }
+    if (message.modelVersion !== 0) {
+      obj.modelVersion = Math.round(message.modelVersion);
+    }
     return obj;
   },
 
@@ -1113,6 +1354,7 @@ export const ClassifyTicketResponse: MessageFns<ClassifyTicketResponse> = {
       {},
     );
     message.provider = object.provider ?? "";
+    message.modelVersion = object.modelVersion ?? 0;
     return message;
   },
 };
@@ -1202,6 +1444,2841 @@ export const ClassifyTicketResponse_ProbabilitiesEntry: MessageFns<ClassifyTicke
     const message = createBaseClassifyTicketResponse_ProbabilitiesEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseGetTriageStatusRequest(): GetTriageStatusRequest {
+  return { orgId: "" };
+}
+
+export const GetTriageStatusRequest: MessageFns<GetTriageStatusRequest> = {
+  encode(message: GetTriageStatusRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTriageStatusRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTriageStatusRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTriageStatusRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTriageStatusRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTriageStatusRequest>, I>>(base?: I): GetTriageStatusRequest {
+    return GetTriageStatusRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTriageStatusRequest>, I>>(object: I): GetTriageStatusRequest {
+    const message = createBaseGetTriageStatusRequest();
+    message.orgId = object.orgId ?? "";
+    return message;
+  },
+};
+
+function createBaseTriageCategoryCount(): TriageCategoryCount {
+  return { category: "", uploaded: 0, corrections: 0 };
+}
+
+export const TriageCategoryCount: MessageFns<TriageCategoryCount> = {
+  encode(message: TriageCategoryCount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.category !== "") {
+      writer.uint32(10).string(message.category);
+    }
+    if (message.uploaded !== 0) {
+      writer.uint32(16).int32(message.uploaded);
+    }
+    if (message.corrections !== 0) {
+      writer.uint32(24).int32(message.corrections);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriageCategoryCount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriageCategoryCount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.uploaded = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.corrections = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriageCategoryCount {
+    return {
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      uploaded: isSet(object.uploaded) ? globalThis.Number(object.uploaded) : 0,
+      corrections: isSet(object.corrections) ? globalThis.Number(object.corrections) : 0,
+    };
+  },
+
+  toJSON(message: TriageCategoryCount): unknown {
+    const obj: any = {};
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.uploaded !== 0) {
+      obj.uploaded = Math.round(message.uploaded);
+    }
+    if (message.corrections !== 0) {
+      obj.corrections = Math.round(message.corrections);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriageCategoryCount>, I>>(base?: I): TriageCategoryCount {
+    return TriageCategoryCount.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriageCategoryCount>, I>>(object: I): TriageCategoryCount {
+    const message = createBaseTriageCategoryCount();
+    message.category = object.category ?? "";
+    message.uploaded = object.uploaded ?? 0;
+    message.corrections = object.corrections ?? 0;
+    return message;
+  },
+};
+
+function createBaseTriageAutoRetrain(): TriageAutoRetrain {
+  return { afterCorrections: 0, activate: false };
+}
+
+export const TriageAutoRetrain: MessageFns<TriageAutoRetrain> = {
+  encode(message: TriageAutoRetrain, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.afterCorrections !== 0) {
+      writer.uint32(8).int32(message.afterCorrections);
+    }
+    if (message.activate !== false) {
+      writer.uint32(16).bool(message.activate);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriageAutoRetrain {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriageAutoRetrain();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.afterCorrections = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.activate = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriageAutoRetrain {
+    return {
+      afterCorrections: isSet(object.afterCorrections)
+        ? globalThis.Number(object.afterCorrections)
+        : isSet(object.after_corrections)
+        ? globalThis.Number(object.after_corrections)
+        : 0,
+      activate: isSet(object.activate) ? globalThis.Boolean(object.activate) : false,
+    };
+  },
+
+  toJSON(message: TriageAutoRetrain): unknown {
+    const obj: any = {};
+    if (message.afterCorrections !== 0) {
+      obj.afterCorrections = Math.round(message.afterCorrections);
+    }
+    if (message.activate !== false) {
+      obj.activate = message.activate;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriageAutoRetrain>, I>>(base?: I): TriageAutoRetrain {
+    return TriageAutoRetrain.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriageAutoRetrain>, I>>(object: I): TriageAutoRetrain {
+    const message = createBaseTriageAutoRetrain();
+    message.afterCorrections = object.afterCorrections ?? 0;
+    message.activate = object.activate ?? false;
+    return message;
+  },
+};
+
+function createBaseTriageStatus(): TriageStatus {
+  return {
+    orgId: "",
+    categories: [],
+    activeCategories: [],
+    examples: [],
+    examplesOutsideCategories: 0,
+    activeVersion: 0,
+    autoRetrain: undefined,
+    correctionsSinceLastRun: 0,
+    latestJob: undefined,
+  };
+}
+
+export const TriageStatus: MessageFns<TriageStatus> = {
+  encode(message: TriageStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    for (const v of message.categories) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.activeCategories) {
+      writer.uint32(26).string(v!);
+    }
+    for (const v of message.examples) {
+      TriageCategoryCount.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.examplesOutsideCategories !== 0) {
+      writer.uint32(40).int32(message.examplesOutsideCategories);
+    }
+    if (message.activeVersion !== 0) {
+      writer.uint32(48).int32(message.activeVersion);
+    }
+    if (message.autoRetrain !== undefined) {
+      TriageAutoRetrain.encode(message.autoRetrain, writer.uint32(58).fork()).join();
+    }
+    if (message.correctionsSinceLastRun !== 0) {
+      writer.uint32(64).int32(message.correctionsSinceLastRun);
+    }
+    if (message.latestJob !== undefined) {
+      TriageTrainingJob.encode(message.latestJob, writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriageStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriageStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.categories.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.activeCategories.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.examples.push(TriageCategoryCount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.examplesOutsideCategories = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.activeVersion = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.autoRetrain = TriageAutoRetrain.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.correctionsSinceLastRun = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.latestJob = TriageTrainingJob.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriageStatus {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      categories: globalThis.Array.isArray(object?.categories)
+        ? object.categories.map((e: any) => globalThis.String(e))
+        : [],
+      activeCategories: globalThis.Array.isArray(object?.activeCategories)
+        ? object.activeCategories.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.active_categories)
+        ? object.active_categories.map((e: any) => globalThis.String(e))
+        : [],
+      examples: globalThis.Array.isArray(object?.examples)
+        ? object.examples.map((e: any) => TriageCategoryCount.fromJSON(e))
+        : [],
+      examplesOutsideCategories: isSet(object.examplesOutsideCategories)
+        ? globalThis.Number(object.examplesOutsideCategories)
+        : isSet(object.examples_outside_categories)
+        ? globalThis.Number(object.examples_outside_categories)
+        : 0,
+      activeVersion: isSet(object.activeVersion)
+        ? globalThis.Number(object.activeVersion)
+        : isSet(object.active_version)
+        ? globalThis.Number(object.active_version)
+        : 0,
+      autoRetrain: isSet(object.autoRetrain)
+        ? TriageAutoRetrain.fromJSON(object.autoRetrain)
+        : isSet(object.auto_retrain)
+        ? TriageAutoRetrain.fromJSON(object.auto_retrain)
+        : undefined,
+      correctionsSinceLastRun: isSet(object.correctionsSinceLastRun)
+        ? globalThis.Number(object.correctionsSinceLastRun)
+        : isSet(object.corrections_since_last_run)
+        ? globalThis.Number(object.corrections_since_last_run)
+        : 0,
+      latestJob: isSet(object.latestJob)
+        ? TriageTrainingJob.fromJSON(object.latestJob)
+        : isSet(object.latest_job)
+        ? TriageTrainingJob.fromJSON(object.latest_job)
+        : undefined,
+    };
+  },
+
+  toJSON(message: TriageStatus): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.categories?.length) {
+      obj.categories = message.categories;
+    }
+    if (message.activeCategories?.length) {
+      obj.activeCategories = message.activeCategories;
+    }
+    if (message.examples?.length) {
+      obj.examples = message.examples.map((e) => TriageCategoryCount.toJSON(e));
+    }
+    if (message.examplesOutsideCategories !== 0) {
+      obj.examplesOutsideCategories = Math.round(message.examplesOutsideCategories);
+    }
+    if (message.activeVersion !== 0) {
+      obj.activeVersion = Math.round(message.activeVersion);
+    }
+    if (message.autoRetrain !== undefined) {
+      obj.autoRetrain = TriageAutoRetrain.toJSON(message.autoRetrain);
+    }
+    if (message.correctionsSinceLastRun !== 0) {
+      obj.correctionsSinceLastRun = Math.round(message.correctionsSinceLastRun);
+    }
+    if (message.latestJob !== undefined) {
+      obj.latestJob = TriageTrainingJob.toJSON(message.latestJob);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriageStatus>, I>>(base?: I): TriageStatus {
+    return TriageStatus.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriageStatus>, I>>(object: I): TriageStatus {
+    const message = createBaseTriageStatus();
+    message.orgId = object.orgId ?? "";
+    message.categories = object.categories?.map((e) => e) || [];
+    message.activeCategories = object.activeCategories?.map((e) => e) || [];
+    message.examples = object.examples?.map((e) => TriageCategoryCount.fromPartial(e)) || [];
+    message.examplesOutsideCategories = object.examplesOutsideCategories ?? 0;
+    message.activeVersion = object.activeVersion ?? 0;
+    message.autoRetrain = (object.autoRetrain !== undefined && object.autoRetrain !== null)
+      ? TriageAutoRetrain.fromPartial(object.autoRetrain)
+      : undefined;
+    message.correctionsSinceLastRun = object.correctionsSinceLastRun ?? 0;
+    message.latestJob = (object.latestJob !== undefined && object.latestJob !== null)
+      ? TriageTrainingJob.fromPartial(object.latestJob)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetTriageCategoriesRequest(): SetTriageCategoriesRequest {
+  return { orgId: "", categories: [] };
+}
+
+export const SetTriageCategoriesRequest: MessageFns<SetTriageCategoriesRequest> = {
+  encode(message: SetTriageCategoriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    for (const v of message.categories) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetTriageCategoriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetTriageCategoriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.categories.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetTriageCategoriesRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      categories: globalThis.Array.isArray(object?.categories)
+        ? object.categories.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SetTriageCategoriesRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.categories?.length) {
+      obj.categories = message.categories;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetTriageCategoriesRequest>, I>>(base?: I): SetTriageCategoriesRequest {
+    return SetTriageCategoriesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetTriageCategoriesRequest>, I>>(object: I): SetTriageCategoriesRequest {
+    const message = createBaseSetTriageCategoriesRequest();
+    message.orgId = object.orgId ?? "";
+    message.categories = object.categories?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseTriageExample(): TriageExample {
+  return { line: 0, id: "", text: "", label: "" };
+}
+
+export const TriageExample: MessageFns<TriageExample> = {
+  encode(message: TriageExample, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.line !== 0) {
+      writer.uint32(8).int32(message.line);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.text !== "") {
+      writer.uint32(26).string(message.text);
+    }
+    if (message.label !== "") {
+      writer.uint32(34).string(message.label);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriageExample {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriageExample();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.line = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriageExample {
+    return {
+      line: isSet(object.line) ? globalThis.Number(object.line) : 0,
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+    };
+  },
+
+  toJSON(message: TriageExample): unknown {
+    const obj: any = {};
+    if (message.line !== 0) {
+      obj.line = Math.round(message.line);
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriageExample>, I>>(base?: I): TriageExample {
+    return TriageExample.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriageExample>, I>>(object: I): TriageExample {
+    const message = createBaseTriageExample();
+    message.line = object.line ?? 0;
+    message.id = object.id ?? "";
+    message.text = object.text ?? "";
+    message.label = object.label ?? "";
+    return message;
+  },
+};
+
+function createBaseStageTriageExamplesRequest(): StageTriageExamplesRequest {
+  return { orgId: "", uploadId: "", examples: [] };
+}
+
+export const StageTriageExamplesRequest: MessageFns<StageTriageExamplesRequest> = {
+  encode(message: StageTriageExamplesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.uploadId !== "") {
+      writer.uint32(18).string(message.uploadId);
+    }
+    for (const v of message.examples) {
+      TriageExample.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StageTriageExamplesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStageTriageExamplesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.uploadId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.examples.push(TriageExample.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StageTriageExamplesRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      uploadId: isSet(object.uploadId)
+        ? globalThis.String(object.uploadId)
+        : isSet(object.upload_id)
+        ? globalThis.String(object.upload_id)
+        : "",
+      examples: globalThis.Array.isArray(object?.examples)
+        ? object.examples.map((e: any) => TriageExample.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: StageTriageExamplesRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.uploadId !== "") {
+      obj.uploadId = message.uploadId;
+    }
+    if (message.examples?.length) {
+      obj.examples = message.examples.map((e) => TriageExample.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StageTriageExamplesRequest>, I>>(base?: I): StageTriageExamplesRequest {
+    return StageTriageExamplesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StageTriageExamplesRequest>, I>>(object: I): StageTriageExamplesRequest {
+    const message = createBaseStageTriageExamplesRequest();
+    message.orgId = object.orgId ?? "";
+    message.uploadId = object.uploadId ?? "";
+    message.examples = object.examples?.map((e) => TriageExample.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseStageTriageExamplesResponse(): StageTriageExamplesResponse {
+  return { staged: 0 };
+}
+
+export const StageTriageExamplesResponse: MessageFns<StageTriageExamplesResponse> = {
+  encode(message: StageTriageExamplesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.staged !== 0) {
+      writer.uint32(8).int32(message.staged);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StageTriageExamplesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStageTriageExamplesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.staged = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StageTriageExamplesResponse {
+    return { staged: isSet(object.staged) ? globalThis.Number(object.staged) : 0 };
+  },
+
+  toJSON(message: StageTriageExamplesResponse): unknown {
+    const obj: any = {};
+    if (message.staged !== 0) {
+      obj.staged = Math.round(message.staged);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StageTriageExamplesResponse>, I>>(base?: I): StageTriageExamplesResponse {
+    return StageTriageExamplesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StageTriageExamplesResponse>, I>>(object: I): StageTriageExamplesResponse {
+    const message = createBaseStageTriageExamplesResponse();
+    message.staged = object.staged ?? 0;
+    return message;
+  },
+};
+
+function createBaseCommitTriageUploadRequest(): CommitTriageUploadRequest {
+  return { orgId: "", uploadId: "", replace: false };
+}
+
+export const CommitTriageUploadRequest: MessageFns<CommitTriageUploadRequest> = {
+  encode(message: CommitTriageUploadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.uploadId !== "") {
+      writer.uint32(18).string(message.uploadId);
+    }
+    if (message.replace !== false) {
+      writer.uint32(24).bool(message.replace);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CommitTriageUploadRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCommitTriageUploadRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.uploadId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.replace = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CommitTriageUploadRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      uploadId: isSet(object.uploadId)
+        ? globalThis.String(object.uploadId)
+        : isSet(object.upload_id)
+        ? globalThis.String(object.upload_id)
+        : "",
+      replace: isSet(object.replace) ? globalThis.Boolean(object.replace) : false,
+    };
+  },
+
+  toJSON(message: CommitTriageUploadRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.uploadId !== "") {
+      obj.uploadId = message.uploadId;
+    }
+    if (message.replace !== false) {
+      obj.replace = message.replace;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CommitTriageUploadRequest>, I>>(base?: I): CommitTriageUploadRequest {
+    return CommitTriageUploadRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CommitTriageUploadRequest>, I>>(object: I): CommitTriageUploadRequest {
+    const message = createBaseCommitTriageUploadRequest();
+    message.orgId = object.orgId ?? "";
+    message.uploadId = object.uploadId ?? "";
+    message.replace = object.replace ?? false;
+    return message;
+  },
+};
+
+function createBaseCommitTriageUploadResponse(): CommitTriageUploadResponse {
+  return { added: 0, updated: 0, status: undefined };
+}
+
+export const CommitTriageUploadResponse: MessageFns<CommitTriageUploadResponse> = {
+  encode(message: CommitTriageUploadResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.added !== 0) {
+      writer.uint32(8).int32(message.added);
+    }
+    if (message.updated !== 0) {
+      writer.uint32(16).int32(message.updated);
+    }
+    if (message.status !== undefined) {
+      TriageStatus.encode(message.status, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CommitTriageUploadResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCommitTriageUploadResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.added = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.updated = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.status = TriageStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CommitTriageUploadResponse {
+    return {
+      added: isSet(object.added) ? globalThis.Number(object.added) : 0,
+      updated: isSet(object.updated) ? globalThis.Number(object.updated) : 0,
+      status: isSet(object.status) ? TriageStatus.fromJSON(object.status) : undefined,
+    };
+  },
+
+  toJSON(message: CommitTriageUploadResponse): unknown {
+    const obj: any = {};
+    if (message.added !== 0) {
+      obj.added = Math.round(message.added);
+    }
+    if (message.updated !== 0) {
+      obj.updated = Math.round(message.updated);
+    }
+    if (message.status !== undefined) {
+      obj.status = TriageStatus.toJSON(message.status);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CommitTriageUploadResponse>, I>>(base?: I): CommitTriageUploadResponse {
+    return CommitTriageUploadResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CommitTriageUploadResponse>, I>>(object: I): CommitTriageUploadResponse {
+    const message = createBaseCommitTriageUploadResponse();
+    message.added = object.added ?? 0;
+    message.updated = object.updated ?? 0;
+    message.status = (object.status !== undefined && object.status !== null)
+      ? TriageStatus.fromPartial(object.status)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDiscardTriageUploadRequest(): DiscardTriageUploadRequest {
+  return { orgId: "", uploadId: "" };
+}
+
+export const DiscardTriageUploadRequest: MessageFns<DiscardTriageUploadRequest> = {
+  encode(message: DiscardTriageUploadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.uploadId !== "") {
+      writer.uint32(18).string(message.uploadId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DiscardTriageUploadRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDiscardTriageUploadRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.uploadId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DiscardTriageUploadRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      uploadId: isSet(object.uploadId)
+        ? globalThis.String(object.uploadId)
+        : isSet(object.upload_id)
+        ? globalThis.String(object.upload_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DiscardTriageUploadRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.uploadId !== "") {
+      obj.uploadId = message.uploadId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DiscardTriageUploadRequest>, I>>(base?: I): DiscardTriageUploadRequest {
+    return DiscardTriageUploadRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DiscardTriageUploadRequest>, I>>(object: I): DiscardTriageUploadRequest {
+    const message = createBaseDiscardTriageUploadRequest();
+    message.orgId = object.orgId ?? "";
+    message.uploadId = object.uploadId ?? "";
+    return message;
+  },
+};
+
+function createBaseDiscardTriageUploadResponse(): DiscardTriageUploadResponse {
+  return {};
+}
+
+export const DiscardTriageUploadResponse: MessageFns<DiscardTriageUploadResponse> = {
+  encode(_: DiscardTriageUploadResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DiscardTriageUploadResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDiscardTriageUploadResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DiscardTriageUploadResponse {
+    return {};
+  },
+
+  toJSON(_: DiscardTriageUploadResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DiscardTriageUploadResponse>, I>>(base?: I): DiscardTriageUploadResponse {
+    return DiscardTriageUploadResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DiscardTriageUploadResponse>, I>>(_: I): DiscardTriageUploadResponse {
+    const message = createBaseDiscardTriageUploadResponse();
+    return message;
+  },
+};
+
+function createBaseStartTriageTrainingRequest(): StartTriageTrainingRequest {
+  return { orgId: "", activate: false };
+}
+
+export const StartTriageTrainingRequest: MessageFns<StartTriageTrainingRequest> = {
+  encode(message: StartTriageTrainingRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.activate !== false) {
+      writer.uint32(16).bool(message.activate);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StartTriageTrainingRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStartTriageTrainingRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.activate = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StartTriageTrainingRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      activate: isSet(object.activate) ? globalThis.Boolean(object.activate) : false,
+    };
+  },
+
+  toJSON(message: StartTriageTrainingRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.activate !== false) {
+      obj.activate = message.activate;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StartTriageTrainingRequest>, I>>(base?: I): StartTriageTrainingRequest {
+    return StartTriageTrainingRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StartTriageTrainingRequest>, I>>(object: I): StartTriageTrainingRequest {
+    const message = createBaseStartTriageTrainingRequest();
+    message.orgId = object.orgId ?? "";
+    message.activate = object.activate ?? false;
+    return message;
+  },
+};
+
+function createBaseGetTriageTrainingJobRequest(): GetTriageTrainingJobRequest {
+  return { orgId: "", jobId: "" };
+}
+
+export const GetTriageTrainingJobRequest: MessageFns<GetTriageTrainingJobRequest> = {
+  encode(message: GetTriageTrainingJobRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(18).string(message.jobId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTriageTrainingJobRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTriageTrainingJobRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTriageTrainingJobRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTriageTrainingJobRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTriageTrainingJobRequest>, I>>(base?: I): GetTriageTrainingJobRequest {
+    return GetTriageTrainingJobRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTriageTrainingJobRequest>, I>>(object: I): GetTriageTrainingJobRequest {
+    const message = createBaseGetTriageTrainingJobRequest();
+    message.orgId = object.orgId ?? "";
+    message.jobId = object.jobId ?? "";
+    return message;
+  },
+};
+
+function createBaseTriageCategoryScore(): TriageCategoryScore {
+  return { category: "", precision: 0, recall: 0, f1: 0, support: 0 };
+}
+
+export const TriageCategoryScore: MessageFns<TriageCategoryScore> = {
+  encode(message: TriageCategoryScore, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.category !== "") {
+      writer.uint32(10).string(message.category);
+    }
+    if (message.precision !== 0) {
+      writer.uint32(17).double(message.precision);
+    }
+    if (message.recall !== 0) {
+      writer.uint32(25).double(message.recall);
+    }
+    if (message.f1 !== 0) {
+      writer.uint32(33).double(message.f1);
+    }
+    if (message.support !== 0) {
+      writer.uint32(40).int32(message.support);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriageCategoryScore {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriageCategoryScore();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.precision = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.recall = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.f1 = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.support = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriageCategoryScore {
+    return {
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      precision: isSet(object.precision) ? globalThis.Number(object.precision) : 0,
+      recall: isSet(object.recall) ? globalThis.Number(object.recall) : 0,
+      f1: isSet(object.f1) ? globalThis.Number(object.f1) : 0,
+      support: isSet(object.support) ? globalThis.Number(object.support) : 0,
+    };
+  },
+
+  toJSON(message: TriageCategoryScore): unknown {
+    const obj: any = {};
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.precision !== 0) {
+      obj.precision = floatToJson(message.precision);
+    }
+    if (message.recall !== 0) {
+      obj.recall = floatToJson(message.recall);
+    }
+    if (message.f1 !== 0) {
+      obj.f1 = floatToJson(message.f1);
+    }
+    if (message.support !== 0) {
+      obj.support = Math.round(message.support);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriageCategoryScore>, I>>(base?: I): TriageCategoryScore {
+    return TriageCategoryScore.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriageCategoryScore>, I>>(object: I): TriageCategoryScore {
+    const message = createBaseTriageCategoryScore();
+    message.category = object.category ?? "";
+    message.precision = object.precision ?? 0;
+    message.recall = object.recall ?? 0;
+    message.f1 = object.f1 ?? 0;
+    message.support = object.support ?? 0;
+    return message;
+  },
+};
+
+function createBaseTriageTrainingReport(): TriageTrainingReport {
+  return { examples: 0, folds: 0, macroF1: 0, accuracy: 0, categories: [], l2: 0, modelBytes: 0, cpuMs: 0 };
+}
+
+export const TriageTrainingReport: MessageFns<TriageTrainingReport> = {
+  encode(message: TriageTrainingReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.examples !== 0) {
+      writer.uint32(8).int32(message.examples);
+    }
+    if (message.folds !== 0) {
+      writer.uint32(16).int32(message.folds);
+    }
+    if (message.macroF1 !== 0) {
+      writer.uint32(25).double(message.macroF1);
+    }
+    if (message.accuracy !== 0) {
+      writer.uint32(33).double(message.accuracy);
+    }
+    for (const v of message.categories) {
+      TriageCategoryScore.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.l2 !== 0) {
+      writer.uint32(49).double(message.l2);
+    }
+    if (message.modelBytes !== 0) {
+      writer.uint32(56).int64(message.modelBytes);
+    }
+    if (message.cpuMs !== 0) {
+      writer.uint32(64).int64(message.cpuMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriageTrainingReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriageTrainingReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.examples = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.folds = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.macroF1 = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.accuracy = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.categories.push(TriageCategoryScore.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.l2 = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.modelBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.cpuMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriageTrainingReport {
+    return {
+      examples: isSet(object.examples) ? globalThis.Number(object.examples) : 0,
+      folds: isSet(object.folds) ? globalThis.Number(object.folds) : 0,
+      macroF1: isSet(object.macroF1)
+        ? globalThis.Number(object.macroF1)
+        : isSet(object.macro_f1)
+        ? globalThis.Number(object.macro_f1)
+        : 0,
+      accuracy: isSet(object.accuracy) ? globalThis.Number(object.accuracy) : 0,
+      categories: globalThis.Array.isArray(object?.categories)
+        ? object.categories.map((e: any) => TriageCategoryScore.fromJSON(e))
+        : [],
+      l2: isSet(object.l2) ? globalThis.Number(object.l2) : 0,
+      modelBytes: isSet(object.modelBytes)
+        ? globalThis.Number(object.modelBytes)
+        : isSet(object.model_bytes)
+        ? globalThis.Number(object.model_bytes)
+        : 0,
+      cpuMs: isSet(object.cpuMs)
+        ? globalThis.Number(object.cpuMs)
+        : isSet(object.cpu_ms)
+        ? globalThis.Number(object.cpu_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: TriageTrainingReport): unknown {
+    const obj: any = {};
+    if (message.examples !== 0) {
+      obj.examples = Math.round(message.examples);
+    }
+    if (message.folds !== 0) {
+      obj.folds = Math.round(message.folds);
+    }
+    if (message.macroF1 !== 0) {
+      obj.macroF1 = floatToJson(message.macroF1);
+    }
+    if (message.accuracy !== 0) {
+      obj.accuracy = floatToJson(message.accuracy);
+    }
+    if (message.categories?.length) {
+      obj.categories = message.categories.map((e) => TriageCategoryScore.toJSON(e));
+    }
+    if (message.l2 !== 0) {
+      obj.l2 = floatToJson(message.l2);
+    }
+    if (message.modelBytes !== 0) {
+      obj.modelBytes = Math.round(message.modelBytes);
+    }
+    if (message.cpuMs !== 0) {
+      obj.cpuMs = Math.round(message.cpuMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriageTrainingReport>, I>>(base?: I): TriageTrainingReport {
+    return TriageTrainingReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriageTrainingReport>, I>>(object: I): TriageTrainingReport {
+    const message = createBaseTriageTrainingReport();
+    message.examples = object.examples ?? 0;
+    message.folds = object.folds ?? 0;
+    message.macroF1 = object.macroF1 ?? 0;
+    message.accuracy = object.accuracy ?? 0;
+    message.categories = object.categories?.map((e) => TriageCategoryScore.fromPartial(e)) || [];
+    message.l2 = object.l2 ?? 0;
+    message.modelBytes = object.modelBytes ?? 0;
+    message.cpuMs = object.cpuMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseTriageTrainingJob(): TriageTrainingJob {
+  return {
+    id: "",
+    orgId: "",
+    state: "",
+    trigger: "",
+    activate: false,
+    phase: "",
+    progress: 0,
+    createdAt: "",
+    startedAt: "",
+    finishedAt: "",
+    error: "",
+    version: 0,
+    report: undefined,
+    activated: false,
+  };
+}
+
+export const TriageTrainingJob: MessageFns<TriageTrainingJob> = {
+  encode(message: TriageTrainingJob, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.orgId !== "") {
+      writer.uint32(18).string(message.orgId);
+    }
+    if (message.state !== "") {
+      writer.uint32(26).string(message.state);
+    }
+    if (message.trigger !== "") {
+      writer.uint32(34).string(message.trigger);
+    }
+    if (message.activate !== false) {
+      writer.uint32(40).bool(message.activate);
+    }
+    if (message.phase !== "") {
+      writer.uint32(50).string(message.phase);
+    }
+    if (message.progress !== 0) {
+      writer.uint32(57).double(message.progress);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(66).string(message.createdAt);
+    }
+    if (message.startedAt !== "") {
+      writer.uint32(74).string(message.startedAt);
+    }
+    if (message.finishedAt !== "") {
+      writer.uint32(82).string(message.finishedAt);
+    }
+    if (message.error !== "") {
+      writer.uint32(90).string(message.error);
+    }
+    if (message.version !== 0) {
+      writer.uint32(96).int32(message.version);
+    }
+    if (message.report !== undefined) {
+      TriageTrainingReport.encode(message.report, writer.uint32(106).fork()).join();
+    }
+    if (message.activated !== false) {
+      writer.uint32(112).bool(message.activated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriageTrainingJob {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriageTrainingJob();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.trigger = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.activate = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.phase = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.progress = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.startedAt = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.finishedAt = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.report = TriageTrainingReport.decode(reader, reader.uint32());
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.activated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriageTrainingJob {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      trigger: isSet(object.trigger) ? globalThis.String(object.trigger) : "",
+      activate: isSet(object.activate) ? globalThis.Boolean(object.activate) : false,
+      phase: isSet(object.phase) ? globalThis.String(object.phase) : "",
+      progress: isSet(object.progress) ? globalThis.Number(object.progress) : 0,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      startedAt: isSet(object.startedAt)
+        ? globalThis.String(object.startedAt)
+        : isSet(object.started_at)
+        ? globalThis.String(object.started_at)
+        : "",
+      finishedAt: isSet(object.finishedAt)
+        ? globalThis.String(object.finishedAt)
+        : isSet(object.finished_at)
+        ? globalThis.String(object.finished_at)
+        : "",
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      report: isSet(object.report) ? TriageTrainingReport.fromJSON(object.report) : undefined,
+      activated: isSet(object.activated) ? globalThis.Boolean(object.activated) : false,
+    };
+  },
+
+  toJSON(message: TriageTrainingJob): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.trigger !== "") {
+      obj.trigger = message.trigger;
+    }
+    if (message.activate !== false) {
+      obj.activate = message.activate;
+    }
+    if (message.phase !== "") {
+      obj.phase = message.phase;
+    }
+    if (message.progress !== 0) {
+      obj.progress = floatToJson(message.progress);
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.startedAt !== "") {
+      obj.startedAt = message.startedAt;
+    }
+    if (message.finishedAt !== "") {
+      obj.finishedAt = message.finishedAt;
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.report !== undefined) {
+      obj.report = TriageTrainingReport.toJSON(message.report);
+    }
+    if (message.activated !== false) {
+      obj.activated = message.activated;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriageTrainingJob>, I>>(base?: I): TriageTrainingJob {
+    return TriageTrainingJob.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriageTrainingJob>, I>>(object: I): TriageTrainingJob {
+    const message = createBaseTriageTrainingJob();
+    message.id = object.id ?? "";
+    message.orgId = object.orgId ?? "";
+    message.state = object.state ?? "";
+    message.trigger = object.trigger ?? "";
+    message.activate = object.activate ?? false;
+    message.phase = object.phase ?? "";
+    message.progress = object.progress ?? 0;
+    message.createdAt = object.createdAt ?? "";
+    message.startedAt = object.startedAt ?? "";
+    message.finishedAt = object.finishedAt ?? "";
+    message.error = object.error ?? "";
+    message.version = object.version ?? 0;
+    message.report = (object.report !== undefined && object.report !== null)
+      ? TriageTrainingReport.fromPartial(object.report)
+      : undefined;
+    message.activated = object.activated ?? false;
+    return message;
+  },
+};
+
+function createBaseListTriageModelVersionsRequest(): ListTriageModelVersionsRequest {
+  return { orgId: "" };
+}
+
+export const ListTriageModelVersionsRequest: MessageFns<ListTriageModelVersionsRequest> = {
+  encode(message: ListTriageModelVersionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTriageModelVersionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTriageModelVersionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTriageModelVersionsRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListTriageModelVersionsRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTriageModelVersionsRequest>, I>>(base?: I): ListTriageModelVersionsRequest {
+    return ListTriageModelVersionsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTriageModelVersionsRequest>, I>>(
+    object: I,
+  ): ListTriageModelVersionsRequest {
+    const message = createBaseListTriageModelVersionsRequest();
+    message.orgId = object.orgId ?? "";
+    return message;
+  },
+};
+
+function createBaseTriageModelVersion(): TriageModelVersion {
+  return { version: 0, categories: [], createdAt: "", jobId: "", report: undefined, active: false };
+}
+
+export const TriageModelVersion: MessageFns<TriageModelVersion> = {
+  encode(message: TriageModelVersion, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).int32(message.version);
+    }
+    for (const v of message.categories) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(26).string(message.createdAt);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(34).string(message.jobId);
+    }
+    if (message.report !== undefined) {
+      TriageTrainingReport.encode(message.report, writer.uint32(42).fork()).join();
+    }
+    if (message.active !== false) {
+      writer.uint32(48).bool(message.active);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TriageModelVersion {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTriageModelVersion();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.categories.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.report = TriageTrainingReport.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.active = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TriageModelVersion {
+    return {
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      categories: globalThis.Array.isArray(object?.categories)
+        ? object.categories.map((e: any) => globalThis.String(e))
+        : [],
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      report: isSet(object.report) ? TriageTrainingReport.fromJSON(object.report) : undefined,
+      active: isSet(object.active) ? globalThis.Boolean(object.active) : false,
+    };
+  },
+
+  toJSON(message: TriageModelVersion): unknown {
+    const obj: any = {};
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.categories?.length) {
+      obj.categories = message.categories;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.report !== undefined) {
+      obj.report = TriageTrainingReport.toJSON(message.report);
+    }
+    if (message.active !== false) {
+      obj.active = message.active;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TriageModelVersion>, I>>(base?: I): TriageModelVersion {
+    return TriageModelVersion.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TriageModelVersion>, I>>(object: I): TriageModelVersion {
+    const message = createBaseTriageModelVersion();
+    message.version = object.version ?? 0;
+    message.categories = object.categories?.map((e) => e) || [];
+    message.createdAt = object.createdAt ?? "";
+    message.jobId = object.jobId ?? "";
+    message.report = (object.report !== undefined && object.report !== null)
+      ? TriageTrainingReport.fromPartial(object.report)
+      : undefined;
+    message.active = object.active ?? false;
+    return message;
+  },
+};
+
+function createBaseListTriageModelVersionsResponse(): ListTriageModelVersionsResponse {
+  return { versions: [], activeVersion: 0 };
+}
+
+export const ListTriageModelVersionsResponse: MessageFns<ListTriageModelVersionsResponse> = {
+  encode(message: ListTriageModelVersionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.versions) {
+      TriageModelVersion.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.activeVersion !== 0) {
+      writer.uint32(16).int32(message.activeVersion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTriageModelVersionsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTriageModelVersionsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.versions.push(TriageModelVersion.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.activeVersion = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTriageModelVersionsResponse {
+    return {
+      versions: globalThis.Array.isArray(object?.versions)
+        ? object.versions.map((e: any) => TriageModelVersion.fromJSON(e))
+        : [],
+      activeVersion: isSet(object.activeVersion)
+        ? globalThis.Number(object.activeVersion)
+        : isSet(object.active_version)
+        ? globalThis.Number(object.active_version)
+        : 0,
+    };
+  },
+
+  toJSON(message: ListTriageModelVersionsResponse): unknown {
+    const obj: any = {};
+    if (message.versions?.length) {
+      obj.versions = message.versions.map((e) => TriageModelVersion.toJSON(e));
+    }
+    if (message.activeVersion !== 0) {
+      obj.activeVersion = Math.round(message.activeVersion);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTriageModelVersionsResponse>, I>>(base?: I): ListTriageModelVersionsResponse {
+    return ListTriageModelVersionsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTriageModelVersionsResponse>, I>>(
+    object: I,
+  ): ListTriageModelVersionsResponse {
+    const message = createBaseListTriageModelVersionsResponse();
+    message.versions = object.versions?.map((e) => TriageModelVersion.fromPartial(e)) || [];
+    message.activeVersion = object.activeVersion ?? 0;
+    return message;
+  },
+};
+
+function createBaseActivateTriageModelVersionRequest(): ActivateTriageModelVersionRequest {
+  return { orgId: "", version: 0 };
+}
+
+export const ActivateTriageModelVersionRequest: MessageFns<ActivateTriageModelVersionRequest> = {
+  encode(message: ActivateTriageModelVersionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.version !== 0) {
+      writer.uint32(16).int32(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActivateTriageModelVersionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActivateTriageModelVersionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActivateTriageModelVersionRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+    };
+  },
+
+  toJSON(message: ActivateTriageModelVersionRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ActivateTriageModelVersionRequest>, I>>(
+    base?: I,
+  ): ActivateTriageModelVersionRequest {
+    return ActivateTriageModelVersionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ActivateTriageModelVersionRequest>, I>>(
+    object: I,
+  ): ActivateTriageModelVersionRequest {
+    const message = createBaseActivateTriageModelVersionRequest();
+    message.orgId = object.orgId ?? "";
+    message.version = object.version ?? 0;
+    return message;
+  },
+};
+
+function createBaseRollbackTriageModelRequest(): RollbackTriageModelRequest {
+  return { orgId: "" };
+}
+
+export const RollbackTriageModelRequest: MessageFns<RollbackTriageModelRequest> = {
+  encode(message: RollbackTriageModelRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RollbackTriageModelRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRollbackTriageModelRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RollbackTriageModelRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RollbackTriageModelRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RollbackTriageModelRequest>, I>>(base?: I): RollbackTriageModelRequest {
+    return RollbackTriageModelRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RollbackTriageModelRequest>, I>>(object: I): RollbackTriageModelRequest {
+    const message = createBaseRollbackTriageModelRequest();
+    message.orgId = object.orgId ?? "";
+    return message;
+  },
+};
+
+function createBaseSetTriageAutoRetrainRequest(): SetTriageAutoRetrainRequest {
+  return { orgId: "", afterCorrections: 0, activate: false };
+}
+
+export const SetTriageAutoRetrainRequest: MessageFns<SetTriageAutoRetrainRequest> = {
+  encode(message: SetTriageAutoRetrainRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.afterCorrections !== 0) {
+      writer.uint32(16).int32(message.afterCorrections);
+    }
+    if (message.activate !== false) {
+      writer.uint32(24).bool(message.activate);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetTriageAutoRetrainRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetTriageAutoRetrainRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.afterCorrections = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.activate = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetTriageAutoRetrainRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      afterCorrections: isSet(object.afterCorrections)
+        ? globalThis.Number(object.afterCorrections)
+        : isSet(object.after_corrections)
+        ? globalThis.Number(object.after_corrections)
+        : 0,
+      activate: isSet(object.activate) ? globalThis.Boolean(object.activate) : false,
+    };
+  },
+
+  toJSON(message: SetTriageAutoRetrainRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.afterCorrections !== 0) {
+      obj.afterCorrections = Math.round(message.afterCorrections);
+    }
+    if (message.activate !== false) {
+      obj.activate = message.activate;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetTriageAutoRetrainRequest>, I>>(base?: I): SetTriageAutoRetrainRequest {
+    return SetTriageAutoRetrainRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetTriageAutoRetrainRequest>, I>>(object: I): SetTriageAutoRetrainRequest {
+    const message = createBaseSetTriageAutoRetrainRequest();
+    message.orgId = object.orgId ?? "";
+    message.afterCorrections = object.afterCorrections ?? 0;
+    message.activate = object.activate ?? false;
+    return message;
+  },
+};
+
+function createBaseGetTriageModelRequest(): GetTriageModelRequest {
+  return { orgId: "", version: 0 };
+}
+
+export const GetTriageModelRequest: MessageFns<GetTriageModelRequest> = {
+  encode(message: GetTriageModelRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.version !== 0) {
+      writer.uint32(16).int32(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTriageModelRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTriageModelRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTriageModelRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+    };
+  },
+
+  toJSON(message: GetTriageModelRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTriageModelRequest>, I>>(base?: I): GetTriageModelRequest {
+    return GetTriageModelRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTriageModelRequest>, I>>(object: I): GetTriageModelRequest {
+    const message = createBaseGetTriageModelRequest();
+    message.orgId = object.orgId ?? "";
+    message.version = object.version ?? 0;
+    return message;
+  },
+};
+
+function createBaseGetTriageModelResponse(): GetTriageModelResponse {
+  return { modelJson: "" };
+}
+
+export const GetTriageModelResponse: MessageFns<GetTriageModelResponse> = {
+  encode(message: GetTriageModelResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.modelJson !== "") {
+      writer.uint32(10).string(message.modelJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTriageModelResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTriageModelResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.modelJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTriageModelResponse {
+    return {
+      modelJson: isSet(object.modelJson)
+        ? globalThis.String(object.modelJson)
+        : isSet(object.model_json)
+        ? globalThis.String(object.model_json)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTriageModelResponse): unknown {
+    const obj: any = {};
+    if (message.modelJson !== "") {
+      obj.modelJson = message.modelJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetTriageModelResponse>, I>>(base?: I): GetTriageModelResponse {
+    return GetTriageModelResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetTriageModelResponse>, I>>(object: I): GetTriageModelResponse {
+    const message = createBaseGetTriageModelResponse();
+    message.modelJson = object.modelJson ?? "";
     return message;
   },
 };
@@ -1357,6 +4434,417 @@ export const AnswersServiceClient = makeGenericClientConstructor(
   serviceName: string;
 };
 
+/**
+ * Each organization's own triage: its categories, its labelled tickets, training runs and
+ * model versions (docs/triage.md). The gateway's admin API is its only caller.
+ */
+export type TriageServiceService = typeof TriageServiceService;
+export const TriageServiceService = {
+  /** The organization's categories, training set, active model and latest training run. */
+  getTriageStatus: {
+    path: "/supportagent.answers.v1.TriageService/GetTriageStatus" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTriageStatusRequest): Buffer =>
+      Buffer.from(GetTriageStatusRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTriageStatusRequest => GetTriageStatusRequest.decode(value),
+    responseSerialize: (value: TriageStatus): Buffer => Buffer.from(TriageStatus.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriageStatus => TriageStatus.decode(value),
+  },
+  /** Replaces the organization's categories (2..50 names). Examples and models are kept. */
+  setTriageCategories: {
+    path: "/supportagent.answers.v1.TriageService/SetTriageCategories" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetTriageCategoriesRequest): Buffer =>
+      Buffer.from(SetTriageCategoriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetTriageCategoriesRequest => SetTriageCategoriesRequest.decode(value),
+    responseSerialize: (value: TriageStatus): Buffer => Buffer.from(TriageStatus.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriageStatus => TriageStatus.decode(value),
+  },
+  /**
+   * One batch of an upload, checked row by row (INVALID_ARGUMENT names the line) and staged:
+   * nothing joins the training set before CommitTriageUpload. A failed batch discards the
+   * whole upload.
+   */
+  stageTriageExamples: {
+    path: "/supportagent.answers.v1.TriageService/StageTriageExamples" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: StageTriageExamplesRequest): Buffer =>
+      Buffer.from(StageTriageExamplesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): StageTriageExamplesRequest => StageTriageExamplesRequest.decode(value),
+    responseSerialize: (value: StageTriageExamplesResponse): Buffer =>
+      Buffer.from(StageTriageExamplesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): StageTriageExamplesResponse => StageTriageExamplesResponse.decode(value),
+  },
+  /**
+   * Adds the staged rows to the training set at once (or refuses them all: empty, one
+   * category only, too many).
+   */
+  commitTriageUpload: {
+    path: "/supportagent.answers.v1.TriageService/CommitTriageUpload" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CommitTriageUploadRequest): Buffer =>
+      Buffer.from(CommitTriageUploadRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CommitTriageUploadRequest => CommitTriageUploadRequest.decode(value),
+    responseSerialize: (value: CommitTriageUploadResponse): Buffer =>
+      Buffer.from(CommitTriageUploadResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CommitTriageUploadResponse => CommitTriageUploadResponse.decode(value),
+  },
+  /** Forgets a staged upload (the client gave up); a no-op for an unknown one. */
+  discardTriageUpload: {
+    path: "/supportagent.answers.v1.TriageService/DiscardTriageUpload" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DiscardTriageUploadRequest): Buffer =>
+      Buffer.from(DiscardTriageUploadRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DiscardTriageUploadRequest => DiscardTriageUploadRequest.decode(value),
+    responseSerialize: (value: DiscardTriageUploadResponse): Buffer =>
+      Buffer.from(DiscardTriageUploadResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DiscardTriageUploadResponse => DiscardTriageUploadResponse.decode(value),
+  },
+  /**
+   * Queues a training run (a background job); FAILED_PRECONDITION when the training set
+   * cannot train a model, CONFLICT (ABORTED) when a run is already queued or running.
+   */
+  startTriageTraining: {
+    path: "/supportagent.answers.v1.TriageService/StartTriageTraining" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: StartTriageTrainingRequest): Buffer =>
+      Buffer.from(StartTriageTrainingRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): StartTriageTrainingRequest => StartTriageTrainingRequest.decode(value),
+    responseSerialize: (value: TriageTrainingJob): Buffer => Buffer.from(TriageTrainingJob.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriageTrainingJob => TriageTrainingJob.decode(value),
+  },
+  getTriageTrainingJob: {
+    path: "/supportagent.answers.v1.TriageService/GetTriageTrainingJob" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTriageTrainingJobRequest): Buffer =>
+      Buffer.from(GetTriageTrainingJobRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTriageTrainingJobRequest => GetTriageTrainingJobRequest.decode(value),
+    responseSerialize: (value: TriageTrainingJob): Buffer => Buffer.from(TriageTrainingJob.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriageTrainingJob => TriageTrainingJob.decode(value),
+  },
+  listTriageModelVersions: {
+    path: "/supportagent.answers.v1.TriageService/ListTriageModelVersions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTriageModelVersionsRequest): Buffer =>
+      Buffer.from(ListTriageModelVersionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTriageModelVersionsRequest => ListTriageModelVersionsRequest.decode(value),
+    responseSerialize: (value: ListTriageModelVersionsResponse): Buffer =>
+      Buffer.from(ListTriageModelVersionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTriageModelVersionsResponse =>
+      ListTriageModelVersionsResponse.decode(value),
+  },
+  /**
+   * Makes a version the active one (0: back to the built-in classifier); every replica
+   * classifies with it within TRIAGE_MODEL_REFRESH_MS.
+   */
+  activateTriageModelVersion: {
+    path: "/supportagent.answers.v1.TriageService/ActivateTriageModelVersion" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ActivateTriageModelVersionRequest): Buffer =>
+      Buffer.from(ActivateTriageModelVersionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ActivateTriageModelVersionRequest =>
+      ActivateTriageModelVersionRequest.decode(value),
+    responseSerialize: (value: TriageStatus): Buffer => Buffer.from(TriageStatus.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriageStatus => TriageStatus.decode(value),
+  },
+  /** Re-activates the version that was active before the current one. */
+  rollbackTriageModel: {
+    path: "/supportagent.answers.v1.TriageService/RollbackTriageModel" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RollbackTriageModelRequest): Buffer =>
+      Buffer.from(RollbackTriageModelRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RollbackTriageModelRequest => RollbackTriageModelRequest.decode(value),
+    responseSerialize: (value: TriageStatus): Buffer => Buffer.from(TriageStatus.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriageStatus => TriageStatus.decode(value),
+  },
+  /** Starts a training run by itself once this many corrections arrived since the last run. */
+  setTriageAutoRetrain: {
+    path: "/supportagent.answers.v1.TriageService/SetTriageAutoRetrain" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetTriageAutoRetrainRequest): Buffer =>
+      Buffer.from(SetTriageAutoRetrainRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetTriageAutoRetrainRequest => SetTriageAutoRetrainRequest.decode(value),
+    responseSerialize: (value: TriageStatus): Buffer => Buffer.from(TriageStatus.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriageStatus => TriageStatus.decode(value),
+  },
+  /** The model file of a version (JSON), for eval:triage and backups. */
+  getTriageModel: {
+    path: "/supportagent.answers.v1.TriageService/GetTriageModel" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTriageModelRequest): Buffer =>
+      Buffer.from(GetTriageModelRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTriageModelRequest => GetTriageModelRequest.decode(value),
+    responseSerialize: (value: GetTriageModelResponse): Buffer =>
+      Buffer.from(GetTriageModelResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetTriageModelResponse => GetTriageModelResponse.decode(value),
+  },
+} as const;
+
+export interface TriageServiceServer extends UntypedServiceImplementation {
+  /** The organization's categories, training set, active model and latest training run. */
+  getTriageStatus: handleUnaryCall<GetTriageStatusRequest, TriageStatus>;
+  /** Replaces the organization's categories (2..50 names). Examples and models are kept. */
+  setTriageCategories: handleUnaryCall<SetTriageCategoriesRequest, TriageStatus>;
+  /**
+   * One batch of an upload, checked row by row (INVALID_ARGUMENT names the line) and staged:
+   * nothing joins the training set before CommitTriageUpload. A failed batch discards the
+   * whole upload.
+   */
+  stageTriageExamples: handleUnaryCall<StageTriageExamplesRequest, StageTriageExamplesResponse>;
+  /**
+   * Adds the staged rows to the training set at once (or refuses them all: empty, one
+   * category only, too many).
+   */
+  commitTriageUpload: handleUnaryCall<CommitTriageUploadRequest, CommitTriageUploadResponse>;
+  /** Forgets a staged upload (the client gave up); a no-op for an unknown one. */
+  discardTriageUpload: handleUnaryCall<DiscardTriageUploadRequest, DiscardTriageUploadResponse>;
+  /**
+   * Queues a training run (a background job); FAILED_PRECONDITION when the training set
+   * cannot train a model, CONFLICT (ABORTED) when a run is already queued or running.
+   */
+  startTriageTraining: handleUnaryCall<StartTriageTrainingRequest, TriageTrainingJob>;
+  getTriageTrainingJob: handleUnaryCall<GetTriageTrainingJobRequest, TriageTrainingJob>;
+  listTriageModelVersions: handleUnaryCall<ListTriageModelVersionsRequest, ListTriageModelVersionsResponse>;
+  /**
+   * Makes a version the active one (0: back to the built-in classifier); every replica
+   * classifies with it within TRIAGE_MODEL_REFRESH_MS.
+   */
+  activateTriageModelVersion: handleUnaryCall<ActivateTriageModelVersionRequest, TriageStatus>;
+  /** Re-activates the version that was active before the current one. */
+  rollbackTriageModel: handleUnaryCall<RollbackTriageModelRequest, TriageStatus>;
+  /** Starts a training run by itself once this many corrections arrived since the last run. */
+  setTriageAutoRetrain: handleUnaryCall<SetTriageAutoRetrainRequest, TriageStatus>;
+  /** The model file of a version (JSON), for eval:triage and backups. */
+  getTriageModel: handleUnaryCall<GetTriageModelRequest, GetTriageModelResponse>;
+}
+
+export interface TriageServiceClient extends Client {
+  /** The organization's categories, training set, active model and latest training run. */
+  getTriageStatus(
+    request: GetTriageStatusRequest,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  getTriageStatus(
+    request: GetTriageStatusRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  getTriageStatus(
+    request: GetTriageStatusRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  /** Replaces the organization's categories (2..50 names). Examples and models are kept. */
+  setTriageCategories(
+    request: SetTriageCategoriesRequest,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  setTriageCategories(
+    request: SetTriageCategoriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  setTriageCategories(
+    request: SetTriageCategoriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  /**
+   * One batch of an upload, checked row by row (INVALID_ARGUMENT names the line) and staged:
+   * nothing joins the training set before CommitTriageUpload. A failed batch discards the
+   * whole upload.
+   */
+  stageTriageExamples(
+    request: StageTriageExamplesRequest,
+    callback: (error: ServiceError | null, response: StageTriageExamplesResponse) => void,
+  ): ClientUnaryCall;
+  stageTriageExamples(
+    request: StageTriageExamplesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: StageTriageExamplesResponse) => void,
+  ): ClientUnaryCall;
+  stageTriageExamples(
+    request: StageTriageExamplesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: StageTriageExamplesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Adds the staged rows to the training set at once (or refuses them all: empty, one
+   * category only, too many).
+   */
+  commitTriageUpload(
+    request: CommitTriageUploadRequest,
+    callback: (error: ServiceError | null, response: CommitTriageUploadResponse) => void,
+  ): ClientUnaryCall;
+  commitTriageUpload(
+    request: CommitTriageUploadRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CommitTriageUploadResponse) => void,
+  ): ClientUnaryCall;
+  commitTriageUpload(
+    request: CommitTriageUploadRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CommitTriageUploadResponse) => void,
+  ): ClientUnaryCall;
+  /** Forgets a staged upload (the client gave up); a no-op for an unknown one. */
+  discardTriageUpload(
+    request: DiscardTriageUploadRequest,
+    callback: (error: ServiceError | null, response: DiscardTriageUploadResponse) => void,
+  ): ClientUnaryCall;
+  discardTriageUpload(
+    request: DiscardTriageUploadRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DiscardTriageUploadResponse) => void,
+  ): ClientUnaryCall;
+  discardTriageUpload(
+    request: DiscardTriageUploadRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DiscardTriageUploadResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Queues a training run (a background job); FAILED_PRECONDITION when the training set
+   * cannot train a model, CONFLICT (ABORTED) when a run is already queued or running.
+   */
+  startTriageTraining(
+    request: StartTriageTrainingRequest,
+    callback: (error: ServiceError | null, response: TriageTrainingJob) => void,
+  ): ClientUnaryCall;
+  startTriageTraining(
+    request: StartTriageTrainingRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriageTrainingJob) => void,
+  ): ClientUnaryCall;
+  startTriageTraining(
+    request: StartTriageTrainingRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriageTrainingJob) => void,
+  ): ClientUnaryCall;
+  getTriageTrainingJob(
+    request: GetTriageTrainingJobRequest,
+    callback: (error: ServiceError | null, response: TriageTrainingJob) => void,
+  ): ClientUnaryCall;
+  getTriageTrainingJob(
+    request: GetTriageTrainingJobRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriageTrainingJob) => void,
+  ): ClientUnaryCall;
+  getTriageTrainingJob(
+    request: GetTriageTrainingJobRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriageTrainingJob) => void,
+  ): ClientUnaryCall;
+  listTriageModelVersions(
+    request: ListTriageModelVersionsRequest,
+    callback: (error: ServiceError | null, response: ListTriageModelVersionsResponse) => void,
+  ): ClientUnaryCall;
+  listTriageModelVersions(
+    request: ListTriageModelVersionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTriageModelVersionsResponse) => void,
+  ): ClientUnaryCall;
+  listTriageModelVersions(
+    request: ListTriageModelVersionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTriageModelVersionsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Makes a version the active one (0: back to the built-in classifier); every replica
+   * classifies with it within TRIAGE_MODEL_REFRESH_MS.
+   */
+  activateTriageModelVersion(
+    request: ActivateTriageModelVersionRequest,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  activateTriageModelVersion(
+    request: ActivateTriageModelVersionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  activateTriageModelVersion(
+    request: ActivateTriageModelVersionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  /** Re-activates the version that was active before the current one. */
+  rollbackTriageModel(
+    request: RollbackTriageModelRequest,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  rollbackTriageModel(
+    request: RollbackTriageModelRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  rollbackTriageModel(
+    request: RollbackTriageModelRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  /** Starts a training run by itself once this many corrections arrived since the last run. */
+  setTriageAutoRetrain(
+    request: SetTriageAutoRetrainRequest,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  setTriageAutoRetrain(
+    request: SetTriageAutoRetrainRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  setTriageAutoRetrain(
+    request: SetTriageAutoRetrainRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriageStatus) => void,
+  ): ClientUnaryCall;
+  /** The model file of a version (JSON), for eval:triage and backups. */
+  getTriageModel(
+    request: GetTriageModelRequest,
+    callback: (error: ServiceError | null, response: GetTriageModelResponse) => void,
+  ): ClientUnaryCall;
+  getTriageModel(
+    request: GetTriageModelRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetTriageModelResponse) => void,
+  ): ClientUnaryCall;
+  getTriageModel(
+    request: GetTriageModelRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetTriageModelResponse) => void,
+  ): ClientUnaryCall;
+}
+
+export const TriageServiceClient = makeGenericClientConstructor(
+  TriageServiceService,
+  "supportagent.answers.v1.TriageService",
+) as unknown as {
+  new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): TriageServiceClient;
+  service: typeof TriageServiceService;
+  serviceName: string;
+};
+
 function floatToJson(value: number | null | undefined): number | string | null | undefined {
   return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
@@ -1372,6 +4860,17 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isObject(value: any): boolean {
   return typeof value === "object" && value !== null;

@@ -28,7 +28,10 @@ export interface Ticket {
   id: number;
   orgId: string;
   content: string;
-  /** bug, feature_request, documentation, how_to, general_question; unset until triaged. */
+  /**
+   * One of the organization's categories (the built-in five unless it trained its own model);
+   * unset until triaged.
+   */
   category?:
     | string
     | undefined;
@@ -117,6 +120,16 @@ export interface UpdateTicketStatusRequest {
   orgId: string;
   ticketId: number;
   status: string;
+}
+
+export interface SetTicketCategoryRequest {
+  orgId: string;
+  ticketId: number;
+  category: string;
+}
+
+export interface SetTicketCategoryResponse {
+  ticket: Ticket | undefined;
 }
 
 export interface ApplyTriageRequest {
@@ -1432,6 +1445,184 @@ export const UpdateTicketStatusRequest: MessageFns<UpdateTicketStatusRequest> = 
   },
 };
 
+function createBaseSetTicketCategoryRequest(): SetTicketCategoryRequest {
+  return { orgId: "", ticketId: 0, category: "" };
+}
+
+export const SetTicketCategoryRequest: MessageFns<SetTicketCategoryRequest> = {
+  encode(message: SetTicketCategoryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orgId !== "") {
+      writer.uint32(10).string(message.orgId);
+    }
+    if (message.ticketId !== 0) {
+      writer.uint32(16).int64(message.ticketId);
+    }
+    if (message.category !== "") {
+      writer.uint32(26).string(message.category);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetTicketCategoryRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetTicketCategoryRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orgId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.ticketId = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetTicketCategoryRequest {
+    return {
+      orgId: isSet(object.orgId)
+        ? globalThis.String(object.orgId)
+        : isSet(object.org_id)
+        ? globalThis.String(object.org_id)
+        : "",
+      ticketId: isSet(object.ticketId)
+        ? globalThis.Number(object.ticketId)
+        : isSet(object.ticket_id)
+        ? globalThis.Number(object.ticket_id)
+        : 0,
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+    };
+  },
+
+  toJSON(message: SetTicketCategoryRequest): unknown {
+    const obj: any = {};
+    if (message.orgId !== "") {
+      obj.orgId = message.orgId;
+    }
+    if (message.ticketId !== 0) {
+      obj.ticketId = Math.round(message.ticketId);
+    }
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetTicketCategoryRequest>, I>>(base?: I): SetTicketCategoryRequest {
+    return SetTicketCategoryRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetTicketCategoryRequest>, I>>(object: I): SetTicketCategoryRequest {
+    const message = createBaseSetTicketCategoryRequest();
+    message.orgId = object.orgId ?? "";
+    message.ticketId = object.ticketId ?? 0;
+    message.category = object.category ?? "";
+    return message;
+  },
+};
+
+function createBaseSetTicketCategoryResponse(): SetTicketCategoryResponse {
+  return { ticket: undefined };
+}
+
+export const SetTicketCategoryResponse: MessageFns<SetTicketCategoryResponse> = {
+  encode(message: SetTicketCategoryResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ticket !== undefined) {
+      Ticket.encode(message.ticket, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetTicketCategoryResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetTicketCategoryResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ticket = Ticket.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetTicketCategoryResponse {
+    return { ticket: isSet(object.ticket) ? Ticket.fromJSON(object.ticket) : undefined };
+  },
+
+  toJSON(message: SetTicketCategoryResponse): unknown {
+    const obj: any = {};
+    if (message.ticket !== undefined) {
+      obj.ticket = Ticket.toJSON(message.ticket);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetTicketCategoryResponse>, I>>(base?: I): SetTicketCategoryResponse {
+    return SetTicketCategoryResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetTicketCategoryResponse>, I>>(object: I): SetTicketCategoryResponse {
+    const message = createBaseSetTicketCategoryResponse();
+    message.ticket = (object.ticket !== undefined && object.ticket !== null)
+      ? Ticket.fromPartial(object.ticket)
+      : undefined;
+    return message;
+  },
+};
+
 function createBaseApplyTriageRequest(): ApplyTriageRequest {
   return {
     orgId: "",
@@ -2221,6 +2412,22 @@ export const TicketsServiceService = {
       Buffer.from(UpdateTicketStatusResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): UpdateTicketStatusResponse => UpdateTicketStatusResponse.decode(value),
   },
+  /**
+   * Staff-side category change (a person's label): records it and publishes
+   * tickets.category_changed, from which the organization's triage learns. The gateway checks
+   * the name against the organization's categories; here only its form is checked.
+   */
+  setTicketCategory: {
+    path: "/supportagent.tickets.v1.TicketsService/SetTicketCategory" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetTicketCategoryRequest): Buffer =>
+      Buffer.from(SetTicketCategoryRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetTicketCategoryRequest => SetTicketCategoryRequest.decode(value),
+    responseSerialize: (value: SetTicketCategoryResponse): Buffer =>
+      Buffer.from(SetTicketCategoryResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetTicketCategoryResponse => SetTicketCategoryResponse.decode(value),
+  },
   /** Called by the triage pipeline (answers service); idempotent by event_id. */
   applyTriage: {
     path: "/supportagent.tickets.v1.TicketsService/ApplyTriage" as const,
@@ -2265,6 +2472,12 @@ export interface TicketsServiceServer extends UntypedServiceImplementation {
   getTicket: handleUnaryCall<GetTicketRequest, GetTicketResponse>;
   /** Staff-side status change; enforces the transitions of DESIGN.md §3. */
   updateTicketStatus: handleUnaryCall<UpdateTicketStatusRequest, UpdateTicketStatusResponse>;
+  /**
+   * Staff-side category change (a person's label): records it and publishes
+   * tickets.category_changed, from which the organization's triage learns. The gateway checks
+   * the name against the organization's categories; here only its form is checked.
+   */
+  setTicketCategory: handleUnaryCall<SetTicketCategoryRequest, SetTicketCategoryResponse>;
   /** Called by the triage pipeline (answers service); idempotent by event_id. */
   applyTriage: handleUnaryCall<ApplyTriageRequest, ApplyTriageResponse>;
   /**
@@ -2360,6 +2573,26 @@ export interface TicketsServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: UpdateTicketStatusResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Staff-side category change (a person's label): records it and publishes
+   * tickets.category_changed, from which the organization's triage learns. The gateway checks
+   * the name against the organization's categories; here only its form is checked.
+   */
+  setTicketCategory(
+    request: SetTicketCategoryRequest,
+    callback: (error: ServiceError | null, response: SetTicketCategoryResponse) => void,
+  ): ClientUnaryCall;
+  setTicketCategory(
+    request: SetTicketCategoryRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetTicketCategoryResponse) => void,
+  ): ClientUnaryCall;
+  setTicketCategory(
+    request: SetTicketCategoryRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetTicketCategoryResponse) => void,
   ): ClientUnaryCall;
   /** Called by the triage pipeline (answers service); idempotent by event_id. */
   applyTriage(

@@ -1,5 +1,6 @@
 // Multinomial logistic regression over sparse features: balanced class weights, L2,
-// full-batch Adam from zero weights, so the same data gives the same model.
+// full-batch Adam from zero weights, so the same data gives the same model. Used by the
+// built-in model's offline training (training/) and by each organization's training runs.
 
 /** Examples in compressed sparse rows: row i has features idx[ptr[i]..ptr[i+1]). */
 export interface SparseData {
@@ -23,6 +24,8 @@ export interface FitOptions {
   classShare?: number[];
   /** Called every 50 epochs with the mean loss. */
   progress?: (epoch: number, loss: number) => void;
+  /** Called after every epoch; a long fit gives way to other work here (it may be async-free). */
+  onEpoch?: (epoch: number) => void;
 }
 
 export interface Fitted {
@@ -119,6 +122,7 @@ export function fitSoftmax(data: SparseData, o: FitOptions): Fitted {
       b[k]! -= (o.learningRate * (mb1[k]! / c1)) / (Math.sqrt(mb2[k]! / c2) + eps);
     }
     if (o.progress && epoch % 50 === 0) o.progress(epoch, loss);
+    o.onEpoch?.(epoch);
   }
   return { w, b };
 }

@@ -3,14 +3,14 @@
 // `orgs` organizations created in turn, as the earlier version's one counter numbered them.
 // Prints the time of each step and checks the result (every ticket's number = its id, one
 // counter per organization at its highest).
-//   npx tsx bench/numbers-migration.ts [rows=1000000] [orgs=50]
+//   npx tsx services/tickets/bench/numbers-migration.ts [rows=1000000] [orgs=50]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { createLogger, runMigrations } from '@support-agent/shared';
-import { SCHEMA } from '../services/tickets/src/data-access/mysql/migrations.js';
-import { ensureBackendPackages, startMariaDb } from '../test/support/backends.js';
+import { SCHEMA } from '../src/data-access/mysql/migrations.js';
+import { ensureBackendPackages, startMariaDb } from '../../../test/support/backends.js';
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const orgs = Number(process.argv[3] ?? 50);
