@@ -8,10 +8,8 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './deploy/paths.js';
-import { k6Binary, runK6 } from './k6.js';
+import { createLoadTestOrg, k6Binary, runK6 } from './k6.js';
 import { freePortBase } from './port-base.js';
-
-const SCOPES = 'kb:read,faq:read,tickets:read,tickets:write,answers:write';
 
 async function waitReady(url: string, timeoutMs: number): Promise<boolean> {
   const until = Date.now() + timeoutMs;
@@ -59,21 +57,7 @@ async function main(): Promise<number> {
       if (res.status !== 0) throw new Error(`admin ${args.join(' ')}: ${res.stderr}`);
       return res.stdout;
     };
-    admin(['orgs', 'create', 'k6', '--id', 'k6']);
-    const { key } = JSON.parse(admin(['keys', 'create', 'k6', '--scopes', SCOPES])) as {
-      key: string;
-    };
-    admin([
-      'settings',
-      'set',
-      'k6',
-      '--rate-limit-per-key',
-      '1000000',
-      '--rate-limit-per-org',
-      '1000000',
-      '--deflection-limit',
-      '1000000',
-    ]);
+    const key = createLoadTestOrg(admin, 'k6', 'k6 load test');
     console.log(`[k6] ${k6} against npm start at ${api} (PORT_BASE=${base})`);
     const echo = (line: string) => console.log(`  k6 | ${line}`);
     const smoke = await runK6(k6, 'smoke.js', { BASE_URL: api, API_KEY: key }, echo);

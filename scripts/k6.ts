@@ -69,3 +69,35 @@ export function runK6(
     });
   });
 }
+
+/** The scopes of the key a load test uses: every agent operation. */
+const ALL_SCOPES = 'kb:read,faq:read,tickets:read,tickets:write,answers:write';
+
+/**
+ * An organization for a load test, made through `admin` (the admin CLI with `--json`): the
+ * organization, a key with every scope, and limits high enough that the run measures the
+ * service, not the rate limiter. Returns the key.
+ */
+export function createLoadTestOrg(
+  admin: (args: string[]) => string,
+  org: string,
+  name: string,
+): string {
+  admin(['orgs', 'create', name, '--id', org]);
+  const { key } = JSON.parse(admin(['keys', 'create', org, '--scopes', ALL_SCOPES])) as {
+    key: string;
+  };
+  const high = '1000000';
+  admin([
+    'settings',
+    'set',
+    org,
+    '--rate-limit-per-key',
+    high,
+    '--rate-limit-per-org',
+    high,
+    '--deflection-limit',
+    high,
+  ]);
+  return key;
+}

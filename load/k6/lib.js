@@ -54,6 +54,19 @@ export function vus(preAllocated, max) {
   return { preAllocatedVUs, maxVUs };
 }
 
+/** A constant-arrival-rate scenario: RATE iterations/s (default `rate`) for DURATION. */
+export function steadyArrivals(rate, duration, preAllocated, max) {
+  return Object.assign(
+    {
+      executor: 'constant-arrival-rate',
+      rate: Number(__ENV.RATE || rate),
+      timeUnit: '1s',
+      duration: __ENV.DURATION || duration,
+    },
+    vus(preAllocated, max),
+  );
+}
+
 /** DURATION_SCALE (default 1) times `seconds`, as a k6 duration: shortens or stretches stages. */
 export function scaled(seconds) {
   const scale = Number(__ENV.DURATION_SCALE || 1);

@@ -24,7 +24,7 @@ import {
   startBackends,
   type Backends,
 } from '../../test/support/backends.js';
-import { k6Binary, runK6 } from '../k6.js';
+import { createLoadTestOrg, k6Binary, runK6 } from '../k6.js';
 import { freePortBase } from '../port-base.js';
 import { buildImages, printReport } from './build.js';
 import {
@@ -41,7 +41,6 @@ import { SERVICES, imageName } from './targets.js';
 
 const ORG = 'smoke';
 const ADMIN_TOKEN = randomBytes(24).toString('hex');
-const SCOPES = 'kb:read,faq:read,tickets:read,tickets:write,answers:write';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A ticket as the list returns it (the fields the checks read). */
@@ -255,26 +254,12 @@ async function checkPorts(stack: Stack): Promise<void> {
 
 /** Creates the organization and its key with the admin CLI in the container; returns the key. */
 function bootstrapOrg(): string {
-  adminCli(['orgs', 'create', 'Smoke test', '--id', ORG]);
-  const created = JSON.parse(adminCli(['keys', 'create', ORG, '--scopes', SCOPES])) as {
-    key: string;
-  };
-  adminCli([
-    'settings',
-    'set',
-    ORG,
-    '--rate-limit-per-key',
-    '1000000',
-    '--rate-limit-per-org',
-    '1000000',
-    '--deflection-limit',
-    '1000000',
-  ]);
+  const key = createLoadTestOrg(adminCli, ORG, 'Smoke test');
   check(
     'admin CLI in the gateway container reaches the admin API through PORT_BASE',
-    created.key.startsWith('sak_'),
+    key.startsWith('sak_'),
   );
-  return created.key;
+  return key;
 }
 
 async function checkTriageAndDigest(stack: Stack, key: string): Promise<void> {
