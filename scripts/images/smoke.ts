@@ -139,7 +139,7 @@ async function allTickets(stack: Stack, key: string): Promise<Ticket[]> {
       stack,
       key,
       'GET',
-      `/tickets?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      `/tickets?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
     );
     if (page.status !== 200) throw new Error(`list tickets: ${page.status}`);
     tickets.push(...(page.body.tickets ?? []));
