@@ -1,7 +1,9 @@
 // @ts-check
 // Shared pieces of the k6 scripts: configuration, one function per operation
 // with checks on every response, idempotency keys on creates, and 429 handling.
-// Only k6's own modules are used, so the scripts run on a stock k6 binary.
+// Only k6's own modules are used, so the scripts run on a stock k6 binary, and only ES2017
+// syntax (no object spread, optional catch binding, ?. or ??), which k6 v0.48 and later
+// parse (test/deploy/k6-scripts.test.ts checks it).
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import { Counter, Rate } from 'k6/metrics';
@@ -12,6 +14,8 @@ export const API_KEY = __ENV.API_KEY || '';
 export const PREFIX = __ENV.API_PREFIX || '/api/v1/agent';
 
 export const rateLimited = new Counter('rate_limited');
+/** Share of responses that were 429 (rate or deflection limit): a run that measures the limiter fails. */
+export const limitedShare = new Rate('rate_limited_share');
 export const deflectionLimited = new Counter('deflection_limited');
 export const contractErrors = new Rate('contract_errors');
 
@@ -31,6 +35,8 @@ export function thresholds(p95 = 300, p99 = 800) {
     checks: ['rate>0.99'],
     contract_errors: ['rate<0.01'],
     http_req_failed: ['rate<0.02'],
+    // A 429 is handled, not failed: without this cap a run of mostly 429s would pass.
+    rate_limited_share: [`rate<${Number(__ENV.MAX_429_SHARE || 0.05)}`],
   };
   for (const op of ['search', 'faq', 'list', 'create', 'answer']) {
     t[`http_req_duration{op:${op}}`] = [`p(95)<${p95}`, `p(99)<${p99}`];
@@ -38,13 +44,43 @@ export function thresholds(p95 = 300, p99 = 800) {
   return t;
 }
 
+/**
+ * The executor's VUs: preAllocatedVUs (VUS) never above maxVUs (MAX_VUS), whichever is set, so
+ * the two settings cannot contradict each other (k6 refuses preAllocatedVUs > maxVUs).
+ */
+export function vus(preAllocated, max) {
+  const maxVUs = Number(__ENV.MAX_VUS || max);
+  const preAllocatedVUs = Math.min(Number(__ENV.VUS || preAllocated), maxVUs);
+  return { preAllocatedVUs, maxVUs };
+}
+
+/** A constant-arrival-rate scenario: RATE iterations/s (default `rate`) for DURATION. */
+export function steadyArrivals(rate, duration, preAllocated, max) {
+  return Object.assign(
+    {
+      executor: 'constant-arrival-rate',
+      rate: Number(__ENV.RATE || rate),
+      timeUnit: '1s',
+      duration: __ENV.DURATION || duration,
+    },
+    vus(preAllocated, max),
+  );
+}
+
+/** DURATION_SCALE (default 1) times `seconds`, as a k6 duration: shortens or stretches stages. */
+export function scaled(seconds) {
+  const scale = Number(__ENV.DURATION_SCALE || 1);
+  if (!(scale > 0))
+    throw new Error(`DURATION_SCALE must be a positive number (got ${__ENV.DURATION_SCALE})`);
+  return `${Math.max(1, Math.round(seconds * scale))}s`;
+}
+
 function params(op, extraHeaders = {}) {
   return {
-    headers: {
-      Authorization: `Bearer ${API_KEY}`,
-      'Content-Type': 'application/json',
-      ...extraHeaders,
-    },
+    headers: Object.assign(
+      { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json' },
+      extraHeaders,
+    ),
     tags: { op },
     // 429 is an expected, handled outcome; it must not count as a failed request.
     responseCallback: http.expectedStatuses({ min: 200, max: 299 }, 429),
@@ -53,6 +89,7 @@ function params(op, extraHeaders = {}) {
 
 /** Honours Retry-After on 429 (capped so a scenario's duration stays bounded). */
 function backOffIf429(res) {
+  limitedShare.add(res.status === 429);
   if (res.status !== 429) return false;
   const body = safeJson(res);
   if (body && body.error && body.error.code === 'deflection_limit_reached')
@@ -66,7 +103,8 @@ function backOffIf429(res) {
 function safeJson(res) {
   try {
     return res.json();
-  } catch {
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- k6 v0.48 cannot parse `catch {`
+  } catch (err) {
     return null;
   }
 }

@@ -13,7 +13,7 @@ import {
 export const options = {
   vus: 1,
   iterations: Number(__ENV.ITERATIONS || 5),
-  thresholds: { ...thresholds(1000, 2000), checks: ['rate==1.0'] },
+  thresholds: Object.assign(thresholds(1000, 2000), { checks: ['rate==1.0'] }),
 };
 
 export function setup() {

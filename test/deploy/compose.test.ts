@@ -11,7 +11,7 @@ import {
   validateComposeSchema,
   type ComposeProject,
 } from '../../scripts/validate-deploy.js';
-import { dockerfile } from './dockerfile.js';
+import { dockerfile, readDockerfile } from './dockerfile.js';
 
 /** Our five services and the port each listens on; init runs the gateway image once. */
 const SERVICES: Record<string, { port: number; addrVar?: string }> = {
@@ -142,6 +142,23 @@ describe('docker-compose.yml', () => {
       assert.deepEqual(svc.cap_drop, ['ALL'], `${name}: no capabilities`);
       assert.ok(svc.security_opt?.includes('no-new-privileges:true'), `${name}: no-new-privileges`);
     }
+  });
+
+  it("when an image is built, then NODE_IMAGE (default: the Dockerfile's) and the npm build secrets reach the build", () => {
+    const dockerfileDefault = readDockerfile().globalArgs.NODE_IMAGE;
+    const secrets = project.model.secrets as Record<string, { file?: string }>;
+    assert.deepEqual(Object.keys(secrets).sort(), ['npm_ca', 'npmrc']);
+    for (const secret of Object.values(secrets))
+      assert.equal(secret.file, '/dev/null', 'empty unless set');
+    for (const name of [...Object.keys(SERVICES), 'init']) {
+      const build = services[name].build;
+      assert.equal(build.args?.NODE_IMAGE, dockerfileDefault, `${name}: NODE_IMAGE`);
+      assert.deepEqual(build.secrets, ['npm_ca', 'npmrc'], `${name}: build secrets`);
+    }
+    const raw = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+    assert.match(raw, /NODE_IMAGE: \$\{NODE_IMAGE:-[^}]+\}/, 'NODE_IMAGE can be set from outside');
+    assert.match(raw, /file: \$\{NPM_CA_FILE:-\/dev\/null\}/);
+    assert.match(raw, /file: \$\{NPMRC_FILE:-\/dev\/null\}/);
   });
 
   it('when a service listens, then it binds 0.0.0.0:<port> and .env gives clients <service>:<port>', () => {

@@ -22,7 +22,7 @@ const similarityEnv = (fallback: number) =>
   z.coerce.number().min(0).max(SIMILARITY_MAX).default(fallback);
 
 /** Environment of the digest service (docs/configuration.md). */
-export const { schema: configSchema, load: loadDigestConfig } = serviceConfig(
+const digestConfig = serviceConfig(
   'digest',
   {
     DIGEST_ADDR: serviceAddr(
@@ -83,9 +83,7 @@ export const { schema: configSchema, load: loadDigestConfig } = serviceConfig(
 
     DIGEST_METRICS_PORT: port
       .optional()
-      .describe(
-        'The former name of METRICS_PORT, still honoured (and preferred when both are set).',
-      ),
+      .describe('The former name of METRICS_PORT, still honoured when METRICS_PORT is unset.'),
     DIGEST_CONSUMER_NAME: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only')
@@ -155,11 +153,24 @@ export const { schema: configSchema, load: loadDigestConfig } = serviceConfig(
   ['MYSQL_URL', 'NATS_URL'],
 );
 
+export const configSchema = digestConfig.schema;
 export type DigestConfig = z.infer<typeof configSchema>;
 
-/** The metrics port in force: DIGEST_METRICS_PORT when set, else METRICS_PORT (0 = off). */
+/**
+ * Reads and validates the environment once at start-up. DIGEST_METRICS_PORT, the former name of
+ * METRICS_PORT, stands in for it only when METRICS_PORT is unset: the current name always wins
+ * (METRICS_PORT=0 turns metrics off whatever an old deployment still sets), and an explicit
+ * former name still wins over PORT_BASE's layout, like any explicit port.
+ */
+export function loadDigestConfig(env: NodeJS.ProcessEnv = process.env): DigestConfig {
+  const legacy = env.DIGEST_METRICS_PORT;
+  const unset = (env.METRICS_PORT ?? '') === '';
+  return digestConfig.load(unset && legacy ? { ...env, METRICS_PORT: legacy } : env);
+}
+
+/** The metrics port in force (0 = off): METRICS_PORT, or DIGEST_METRICS_PORT when it is unset. */
 export function metricsPort(config: DigestConfig): number {
-  return config.DIGEST_METRICS_PORT ?? config.METRICS_PORT;
+  return config.METRICS_PORT;
 }
 
 /** Minutes after a week's end at which its automatic run is due. */

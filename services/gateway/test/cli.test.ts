@@ -83,6 +83,22 @@ describe('admin CLI', () => {
     assert.match(generated.id, /^org_/);
   });
 
+  it('when ADMIN_URL is unset, then the CLI finds the admin API where PORT_BASE puts it (base + 1), unless ADMIN_PORT says otherwise', async () => {
+    const adminPort = Number(new URL(gw.adminBase).port);
+    const moved = await cli(['orgs', 'list'], {
+      ADMIN_URL: undefined,
+      ADMIN_PORT: undefined,
+      PORT_BASE: String(adminPort - 1),
+    });
+    assert.equal(moved.code, 0, moved.stderr);
+    const explicit = await cli(['orgs', 'list'], {
+      ADMIN_URL: undefined,
+      ADMIN_PORT: String(adminPort),
+      PORT_BASE: String(adminPort + 100),
+    });
+    assert.equal(explicit.code, 0, explicit.stderr);
+  });
+
   it('when a command fails, then it exits non-zero with the error message', async () => {
     const dup = await cli(['orgs', 'create', 'Again', '--id', 'demo']);
     assert.notEqual(dup.code, 0);

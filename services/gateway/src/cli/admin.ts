@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Admin CLI: a thin client of the gateway's admin API (DESIGN.md §5).
 //   npm run admin -- orgs create "Acme" --id acme
-// ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT, port 8081) and ADMIN_TOKEN (default: DATA_DIR/admin-token).
+// ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT: 8081, or PORT_BASE + 1 as the gateway lays it
+// out) and ADMIN_TOKEN (default: DATA_DIR/admin-token).
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { withPortBase } from '@support-agent/shared/ports';
 import { readAdminTokenFile } from '../data-access/admin-token-file.js';
 import {
   barProgress,
@@ -42,7 +44,10 @@ program
     'Manage organizations, settings, API keys, tickets, knowledge bases, digests and triage models through the admin API.',
   )
   .option('--json', 'print machine-readable JSON')
-  .option('--url <url>', 'admin API base URL (env ADMIN_URL, default http://127.0.0.1:8081)')
+  .option(
+    '--url <url>',
+    'admin API base URL (env ADMIN_URL, default http://127.0.0.1:$ADMIN_PORT: 8081, or PORT_BASE + 1)',
+  )
   .showHelpAfterError()
   .configureOutput({ outputError: (str, write) => write(str) });
 
@@ -59,6 +64,15 @@ function adminToken(): string {
   );
 }
 
+/** Where the gateway itself listens for admin calls: ADMIN_PORT, else PORT_BASE's layout, else 8081. */
+function defaultAdminUrl(): string {
+  try {
+    return `http://127.0.0.1:${withPortBase(process.env, 'gateway').ADMIN_PORT || 8081}`;
+  } catch (err) {
+    throw new CliError(`PORT_BASE ${(err as Error).message}`);
+  }
+}
+
 /**
  * Calls the admin API; `body` is sent as JSON, or as it is when a content type is given (a
  * stream is streamed).
@@ -69,8 +83,7 @@ async function call(
   body?: unknown,
   contentType?: string,
 ): Promise<Json | undefined> {
-  const fallback = `http://127.0.0.1:${process.env.ADMIN_PORT || 8081}`;
-  const base = (globals().url ?? process.env.ADMIN_URL ?? fallback).replace(/\/+$/, '');
+  const base = (globals().url ?? process.env.ADMIN_URL ?? defaultAdminUrl()).replace(/\/+$/, '');
   const headers: Record<string, string> = { authorization: `Bearer ${adminToken()}` };
   if (body !== undefined) headers['content-type'] = contentType ?? 'application/json';
   let res: Response;
