@@ -280,11 +280,13 @@ describe('validation at the limits of API.md', () => {
     }
   });
 
-  test('when a filter value is unknown, then 400 naming the filter; duplicate is a valid status', async () => {
+  test('when a filter value is unknown or malformed, then 400 naming the filter; duplicate is a valid status and a category no ticket has an empty page', async () => {
     for (const [param, value] of [
       ['status', 'pending'],
       ['priority', 'urgent'],
-      ['category', 'billing'],
+      // Category names are the organization's own: any name of their form is a filter, another
+      // form is not.
+      ['category', 'bill%3Cing'],
     ] as const) {
       const res = await api(stack.baseUrl(), 'GET', `/api/v1/agent/tickets?${param}=${value}`, {
         key,
@@ -297,6 +299,11 @@ describe('validation at the limits of API.md', () => {
     });
     assert.equal(dup.status, 200);
     assert.deepEqual(dup.json, { tickets: [], next_cursor: null });
+    const unused = await api(stack.baseUrl(), 'GET', '/api/v1/agent/tickets?category=billing', {
+      key,
+    });
+    assert.equal(unused.status, 200);
+    assert.deepEqual(unused.json, { tickets: [], next_cursor: null });
   });
 
   test('when KB search query is 2000 code points it passes validation; 2001 is 400 naming query', async () => {

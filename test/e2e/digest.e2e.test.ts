@@ -4,7 +4,6 @@
 // test's own so it can be stopped.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { freePort } from '../support/backends.js';
 import { readStream } from '../support/events.js';
 import {
   addDays,
@@ -53,17 +52,17 @@ const EMPTY_BODY =
   '{"message":"No FAQ digest has been generated yet.","week_start":null,"week_end":null,"ticket_count":0,"content":null}';
 
 before(async () => {
-  metricsPort = await freePort();
   stack = await Stack.onTestBackends('e2e-digest', {
     // The weekly schedule is exercised by its own test, with two replicas.
     // An event in hand when the digest is killed comes back after the ack wait: keep it short.
     env: {
       DIGEST_SCHEDULER_ENABLED: 'false',
-      DIGEST_METRICS_PORT: String(metricsPort),
       DIGEST_ACK_WAIT_MS: '2000',
       TRIAGE_ACK_WAIT_MS: '2000',
     },
   });
+  // The stack gives every process a METRICS_PORT of its own.
+  metricsPort = stack.metricsPorts.get('digest')!;
   keyA = await stack.orgWithKey('dg-a');
   await stack.admin('POST', '/admin/v1/orgs/dg-a/kb/entries', KB);
 });
@@ -387,12 +386,9 @@ test('when two digest replicas run the weekly schedule, then the due week is bui
   };
   const primary = stack.service('digest');
   await primary.stop();
-  const replicaMetrics = await freePort();
   primary.start(schedule);
-  const replica = await stack.addReplica('digest', {
-    ...schedule,
-    DIGEST_METRICS_PORT: String(replicaMetrics),
-  });
+  const replica = await stack.addReplica('digest', schedule);
+  const replicaMetrics = stack.metricsPorts.get(replica.name)!;
   await stack.waitForService('digest');
 
   type Run = { finished_at: string | null; attempts: number; orgs_built: number };

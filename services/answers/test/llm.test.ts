@@ -203,6 +203,7 @@ describe('labels with an LLM', () => {
       priority: 'critical',
       summary: 'Customer data is visible to other tenants.',
       probabilities: {},
+      modelVersion: 0,
       provider: PROVIDER,
     });
     assertShape();

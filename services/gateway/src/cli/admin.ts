@@ -3,12 +3,18 @@
 //   npm run admin -- orgs create "Acme" --id acme
 // ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT: 8081, or PORT_BASE + 1 as the gateway lays it
 // out) and ADMIN_TOKEN (default: DATA_DIR/admin-token).
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { withPortBase } from '@support-agent/shared/ports';
-import { readAdminTokenFile } from '../data-access/admin-token-file.js';
+import { Command, Option } from 'commander';
+import {
+  adminClient,
+  batchSize,
+  CliError,
+  nonNegativeInt,
+  seg,
+  table,
+  type GlobalOptions,
+  type Json,
+} from './admin-client.js';
+import { registerTriageCommands } from './triage-commands.js';
 import {
   barProgress,
   detectFormat,
@@ -20,22 +26,6 @@ import {
   type ImportSummary,
   type KbFileFormat,
 } from './kb-import.js';
-
-class CliError extends Error {
-  constructor(
-    message: string,
-    readonly body?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-interface GlobalOptions {
-  json?: boolean;
-  url?: string;
-}
-
-type Json = Record<string, unknown>;
 
 const program = new Command();
 program
@@ -52,99 +42,7 @@ program
   .configureOutput({ outputError: (str, write) => write(str) });
 
 const globals = (): GlobalOptions => program.opts<GlobalOptions>();
-
-function adminToken(): string {
-  const fromEnv = process.env.ADMIN_TOKEN?.trim();
-  if (fromEnv) return fromEnv;
-  const dataDir = process.env.DATA_DIR || './data';
-  const fromFile = readAdminTokenFile(dataDir);
-  if (fromFile) return fromFile;
-  throw new CliError(
-    `no admin token: set ADMIN_TOKEN, or DATA_DIR to the directory holding admin-token (tried ${dataDir})`,
-  );
-}
-
-/** Where the gateway itself listens for admin calls: ADMIN_PORT, else PORT_BASE's layout, else 8081. */
-function defaultAdminUrl(): string {
-  try {
-    return `http://127.0.0.1:${withPortBase(process.env, 'gateway').ADMIN_PORT || 8081}`;
-  } catch (err) {
-    throw new CliError(`PORT_BASE ${(err as Error).message}`);
-  }
-}
-
-/**
- * Calls the admin API; `body` is sent as JSON, or as it is when a content type is given (a
- * stream is streamed).
- */
-async function call(
-  method: string,
-  path: string,
-  body?: unknown,
-  contentType?: string,
-): Promise<Json | undefined> {
-  const base = (globals().url ?? process.env.ADMIN_URL ?? defaultAdminUrl()).replace(/\/+$/, '');
-  const headers: Record<string, string> = { authorization: `Bearer ${adminToken()}` };
-  if (body !== undefined) headers['content-type'] = contentType ?? 'application/json';
-  let res: Response;
-  try {
-    const payload =
-      body instanceof Readable
-        ? { body: Readable.toWeb(body) as ReadableStream, duplex: 'half' as const }
-        : body !== undefined
-          ? { body: contentType !== undefined ? String(body) : JSON.stringify(body) }
-          : {};
-    res = await fetch(`${base}/admin/v1${path}`, { method, headers, ...payload });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new CliError(
-      `cannot reach the admin API at ${base} (${cause?.code ?? cause?.message ?? String(err)}); is the gateway running?`,
-    );
-  }
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (!res.ok) {
-    const error = (parsed as { error?: { message?: string; code?: string } } | undefined)?.error;
-    const message = error?.message ?? `HTTP ${res.status}`;
-    throw new CliError(error?.code ? `${message} (${error.code})` : message, parsed);
-  }
-  return parsed as Json | undefined;
-}
-
-const seg = (s: string): string => encodeURIComponent(s);
-
-function nonNegativeInt(value: string): number {
-  if (!/^[0-9]+$/.test(value)) throw new InvalidArgumentError('expected a non-negative integer');
-  return Number(value);
-}
-
-function batchSize(value: string): number {
-  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > 10_000) {
-    throw new InvalidArgumentError('expected an integer from 1 to 10000');
-  }
-  return Number(value);
-}
-
-function print(data: unknown, human: () => string): void {
-  process.stdout.write(globals().json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
-}
-
-/** Plain-text table with aligned columns. */
-function table(headers: string[], rows: string[][]): string {
-  if (rows.length === 0) return '(none)';
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n');
-}
+const { call, print } = adminClient(globals);
 
 function settingsText(s: Json): string {
   return [
@@ -313,6 +211,8 @@ ticketsCommand
 
 registerTriageCommands(
   program.command('triage').description("each organization's own ticket triage (docs/triage.md)"),
+  { call, print },
+  globals,
 );
 
 const kb = program.command('kb').description('knowledge-base entries');
@@ -430,181 +330,6 @@ program
       ].join('\n'),
     );
   });
-
-function pct(x: unknown): string {
-  return typeof x === 'number' ? x.toFixed(3) : '-';
-}
-
-function reportText(report: Json | null | undefined): string {
-  if (!report) return '(no report)';
-  const rows = (report.categories as Json[]).map((c) => [
-    String(c.category),
-    pct(c.precision),
-    pct(c.recall),
-    pct(c.f1),
-    String(c.support),
-  ]);
-  return [
-    `cross-validated on ${report.examples} tickets (${report.folds} folds): macro-F1 ${pct(report.macro_f1)}, accuracy ${pct(report.accuracy)}`,
-    table(['CATEGORY', 'PRECISION', 'RECALL', 'F1', 'TICKETS'], rows),
-    `model ${Math.round(Number(report.model_bytes) / 1024)} KB, ${(Number(report.cpu_ms) / 1000).toFixed(1)} s of CPU`,
-  ].join('\n');
-}
-
-function triageStatusText(s: Json): string {
-  const examples = s.examples as Json[];
-  const job = s.latest_job as Json | null;
-  return [
-    `categories        ${(s.categories as string[]).join(', ') || '(none: the built-in five)'}`,
-    `active model      ${s.active_version}${s.active_version === 'builtin' ? '' : ` (${(s.active_categories as string[]).join(', ')})`}`,
-    `examples          ${examples.map((e) => `${e.category} ${Number(e.uploaded) + Number(e.corrections)}`).join(', ') || '(none)'}`,
-    `corrections since the last run  ${s.corrections_since_last_run}`,
-    `automatic runs    ${s.auto_retrain ? `after ${(s.auto_retrain as Json).after_corrections} corrections${(s.auto_retrain as Json).activate ? ', activated' : ''}` : 'off'}`,
-    `latest run        ${job ? `${job.id} ${job.state}${job.version ? ` → version ${job.version}` : ''}${job.error ? `: ${job.error}` : ''}` : '(none)'}`,
-  ].join('\n');
-}
-
-function registerTriageCommands(triage: Command): void {
-  triage
-    .command('status <org>')
-    .description('categories, training set, active model and latest training run')
-    .action(async (org: string) => {
-      const s = (await call('GET', `/orgs/${seg(org)}/triage`))!;
-      print(s, () => triageStatusText(s));
-    });
-  triage
-    .command('categories <org> <names...>')
-    .description("set the organization's categories (2 to 50 names)")
-    .action(async (org: string, names: string[]) => {
-      const s = (await call('PUT', `/orgs/${seg(org)}/triage/categories`, { categories: names }))!;
-      print(s, () => `Categories of ${org}: ${(s.categories as string[]).join(', ')}`);
-    });
-  triage
-    .command('upload <org> <file>')
-    .description(
-      'upload labelled tickets: JSON lines {text | title+body, label, id?} or CSV with a header row (text or title,body; label; id)',
-    )
-    .addOption(
-      new Option('--format <format>', 'file format (default: from the extension)').choices([
-        'jsonl',
-        'csv',
-      ]),
-    )
-    .option('--replace', 'replace the tickets uploaded before (corrections stay)')
-    .action(async (org: string, file: string, opts: { format?: string; replace?: boolean }) => {
-      try {
-        await stat(file);
-      } catch (err) {
-        throw new CliError(
-          `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-        );
-      }
-      const csv =
-        (opts.format ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'jsonl')) === 'csv';
-      const res = (await call(
-        'POST',
-        `/orgs/${seg(org)}/triage/examples${opts.replace ? '?replace=true' : ''}`,
-        createReadStream(file),
-        csv ? 'text/csv' : 'application/x-ndjson',
-      ))!;
-      print(res, () =>
-        [`added ${res.added}, updated ${res.updated}`, triageStatusText(res.triage as Json)].join(
-          '\n',
-        ),
-      );
-    });
-  triage
-    .command('train <org>')
-    .description('start a training run (a background job); --wait follows it and prints its report')
-    .option('--activate', 'activate the model when the run succeeds')
-    .option('--wait', 'wait for the run to end and print its report')
-    .action(async (org: string, opts: { activate?: boolean; wait?: boolean }) => {
-      let job = (await call('POST', `/orgs/${seg(org)}/triage/training`, {
-        activate: opts.activate === true,
-      }))!;
-      if (opts.wait) {
-        let last = '';
-        while (job.state === 'queued' || job.state === 'running') {
-          await new Promise((r) => setTimeout(r, 1_000));
-          job = (await call('GET', `/orgs/${seg(org)}/triage/training/${seg(String(job.id))}`))!;
-          const line = `${job.state}: ${job.phase} (${Math.round(Number(job.progress) * 100)} %)`;
-          if (line !== last && !globals().json) process.stderr.write(`${line}\n`);
-          last = line;
-        }
-        if (job.state === 'failed') process.exitCode = 2;
-      }
-      print(job, () => {
-        if (job.state === 'failed') return `Training run ${job.id} failed: ${job.error}`;
-        if (job.state !== 'succeeded')
-          return `Training run ${job.id} is ${job.state}; follow it with: triage job ${org} ${job.id}`;
-        return [
-          `Training run ${job.id} made version ${job.version}${job.activated ? ' (now active)' : ` (activate it with: triage activate ${org} ${job.version})`}`,
-          reportText(job.report as Json | null),
-        ].join('\n');
-      });
-    });
-  triage
-    .command('job <org> <id>')
-    .description('a training run: its state, progress and report')
-    .action(async (org: string, id: string) => {
-      const job = (await call('GET', `/orgs/${seg(org)}/triage/training/${seg(id)}`))!;
-      print(job, () =>
-        [
-          `${job.id} ${job.state}: ${job.phase} (${Math.round(Number(job.progress) * 100)} %)${job.error ? ` — ${job.error}` : ''}`,
-          ...(job.report ? [reportText(job.report as Json)] : []),
-        ].join('\n'),
-      );
-    });
-  triage
-    .command('versions <org>')
-    .description("the organization's model versions, newest first")
-    .action(async (org: string) => {
-      const res = (await call('GET', `/orgs/${seg(org)}/triage/versions`))!;
-      print(
-        res,
-        () =>
-          table(
-            ['VERSION', 'ACTIVE', 'CREATED', 'CATEGORIES', 'EXAMPLES', 'MACRO-F1'],
-            (res.versions as Json[]).map((v) => {
-              const report = v.report as Json | null;
-              return [
-                String(v.version),
-                v.active ? '*' : '',
-                String(v.created_at),
-                (v.categories as string[]).join(','),
-                String(report?.examples ?? ''),
-                pct(report?.macro_f1),
-              ];
-            }),
-          ) + `\nactive: ${res.active_version}`,
-      );
-    });
-  triage
-    .command('activate <org> <version>')
-    .description('make a version the active one (`builtin`: back to the built-in classifier)')
-    .action(async (org: string, version: string) => {
-      const s = (await call('POST', `/orgs/${seg(org)}/triage/versions/${seg(version)}/activate`))!;
-      print(s, () => `Active model of ${org}: ${s.active_version}`);
-    });
-  triage
-    .command('rollback <org>')
-    .description('re-activate the version that was active before the current one')
-    .action(async (org: string) => {
-      const s = (await call('POST', `/orgs/${seg(org)}/triage/rollback`))!;
-      print(s, () => `Active model of ${org}: ${s.active_version}`);
-    });
-  triage
-    .command('auto-retrain <org> <corrections>')
-    .description('start a run by itself after this many corrections (0: off)')
-    .option('--activate', "activate such a run's model when it succeeds")
-    .action(async (org: string, corrections: string, opts: { activate?: boolean }) => {
-      const s = (await call('PUT', `/orgs/${seg(org)}/triage/auto-retrain`, {
-        after_corrections: nonNegativeInt(corrections),
-        activate: opts.activate === true,
-      }))!;
-      print(s, () => triageStatusText(s));
-    });
-}
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
