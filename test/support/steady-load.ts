@@ -41,6 +41,8 @@ export interface Violation {
 export interface PhaseStats {
   sent: number;
   success: number;
+  /** Successes (and documented 429s) answered within FAST_MS of being sent: availability. */
+  fastSuccess: number;
   unavailable: number;
   refused: number;
 }
@@ -58,6 +60,9 @@ export interface SteadyLoadOptions {
   /** How long a creation keeps retrying its key after stop() before it counts as lost. */
   createRetryMs?: number;
 }
+
+/** A success within this is counted in PhaseStats.fastSuccess. */
+export const FAST_MS = 1_000;
 
 type Result = 'success' | 'unavailable' | 'limited' | 'violation' | 'lost';
 
@@ -83,6 +88,8 @@ export class SteadyLoad {
   readonly creates = new Map<string, number>();
   readonly phases = new Map<string, PhaseStats>();
   phase = 'warm-up';
+  /** When (Date.now()) the last request ended with neither a success nor a documented 429. */
+  lastFailureAt = 0;
 
   private running = false;
   private workers: Promise<void>[] = [];
@@ -214,6 +221,7 @@ export class SteadyLoad {
       const stats = this.phaseStats();
       this.sent++;
       stats.sent++;
+      const sentAt = Date.now();
       const outcome = await httpRequest(view.url(gw), req.method, req.path, {
         headers: {
           authorization: `Bearer ${this.o.key}`,
@@ -225,7 +233,13 @@ export class SteadyLoad {
         timeoutMs: this.o.timeoutMs,
         agent: this.agents[agentSlot]![gw]!,
       });
-      if (outcome.kind === 'response') return this.classify(op, outcome, key);
+      if (outcome.kind === 'response') {
+        const result = this.classify(op, outcome, key);
+        const ok = result === 'success' || result === 'limited';
+        if (ok && Date.now() - sentAt <= FAST_MS) stats.fastSuccess++;
+        if (!ok) this.lastFailureAt = Date.now();
+        return result;
+      }
       const killed = wasDown || view.isDown(gw) || view.epoch(gw) !== epoch;
       if (killed && (outcome.kind === 'refused' || outcome.kind === 'dropped')) {
         this.refusedByKilledGateway++;
@@ -234,6 +248,7 @@ export class SteadyLoad {
         else await sleep(100);
         continue;
       }
+      this.lastFailureAt = Date.now();
       this.violation(op, describe(outcome, view.url(gw), req.path));
       return 'violation';
     }
@@ -287,7 +302,11 @@ export class SteadyLoad {
 
   private phaseStats(): PhaseStats {
     let s = this.phases.get(this.phase);
-    if (!s) this.phases.set(this.phase, (s = { sent: 0, success: 0, unavailable: 0, refused: 0 }));
+    if (!s)
+      this.phases.set(
+        this.phase,
+        (s = { sent: 0, success: 0, fastSuccess: 0, unavailable: 0, refused: 0 }),
+      );
     return s;
   }
 
