@@ -18,7 +18,12 @@ import { QdrantStandIn } from '../support/qdrant-standin.js';
 import { queryRows, waitForConsumer } from '../support/pipeline.js';
 import { readStream } from '../support/events.js';
 import { SHORT_KB } from '../support/kb.js';
-import { LimitedKeyClient, maxInWindow, servedCalls } from '../support/replica-faults.js';
+import {
+  consumerDeliveries,
+  LimitedKeyClient,
+  maxInWindow,
+  servedCalls,
+} from '../support/replica-faults.js';
 import { ALL_SCOPES, Stack, waitFor } from '../support/stack.js';
 import type { ServiceProcess } from '../support/process.js';
 import { OPS, SteadyLoad, type Op } from '../support/steady-load.js';
@@ -346,6 +351,8 @@ test('when one replica of each service is killed under load, then the other serv
     250,
   );
   assert.deepEqual(applied, { applied: tickets, tickets }, 'triage applied once per ticket');
+  await waitForConsumer(stack.nats.url, 'answers-triage', 30_000);
+  const triageDeliveries = await consumerDeliveries(stack.nats.url, 'answers-triage');
 
   // The weekly digest due was run once by the two schedulers.
   const runs = await queryRows<{ week_start: string; finished: number }>(
@@ -385,7 +392,8 @@ test('when one replica of each service is killed under load, then the other serv
   console.log(
     `replica suite: kills ${kills.length}, requests sent ${load.sent}, lost ${load.lost}, ` +
       `duplicates ${load.duplicates}, 503s ${load.unavailable}, tickets ${tickets} ` +
-      `(events ${created.length}, digest ${counts.weeks}, triage applied ${applied.applied}), ` +
+      `(events ${created.length}, digest ${counts.weeks}, triage applied ${applied.applied}; ` +
+      `triage deliveries ${triageDeliveries.deliveries}, redelivered ${triageDeliveries.redelivered}), ` +
       `deflections ${ledger[0]!.used}/${DEFLECTION_LIMIT}, weekly runs ${started}, limited key: ` +
       `${windows.map((w) => w.allowed).join('+')} allowed in ${windows.length} windows of ` +
       `${KEY_LIMIT_PER_MIN}, at most ${sliding} in any 60 s, ${seconds} s`,

@@ -1,6 +1,8 @@
 // Helpers of the replica suite (test/reliability/replicas.test.ts): which replica served how many
 // calls, and a client of a rate-limited key that records every answer, so the suite can check
 // that both gateways count one shared quota.
+import { connect } from 'nats';
+import { STREAM_NAME } from '@support-agent/events';
 import { httpRequest } from './http-raw.js';
 import { scrapeMetrics } from './pipeline.js';
 import type { Stack } from './stack.js';
@@ -20,6 +22,24 @@ export async function servedCalls(stack: Stack, processName: string): Promise<nu
     }
   }
   return n;
+}
+
+/**
+ * What a durable consumer shared by several replicas delivered: messages delivered more than
+ * once (those in the hands of a replica that died, redelivered after the ack wait) and
+ * deliveries in all.
+ */
+export async function consumerDeliveries(
+  natsUrl: string,
+  consumer: string,
+): Promise<{ redelivered: number; deliveries: number }> {
+  const nc = await connect({ servers: natsUrl, timeout: 2_000 });
+  try {
+    const info = await (await nc.jetstreamManager()).consumers.info(STREAM_NAME, consumer);
+    return { redelivered: info.num_redelivered, deliveries: info.delivered.consumer_seq };
+  } finally {
+    await nc.close();
+  }
 }
 
 /** The most events of `times` (ms) inside any window of `windowMs`. */
