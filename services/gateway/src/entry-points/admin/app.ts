@@ -10,6 +10,7 @@ import type {
 } from '../../domain/ports.js';
 import { errorHandler, notFound } from '../http/errors.js';
 import { requestLifecycle } from '../http/request-context.js';
+import { utf8Url } from '../http/url-text.js';
 import { adminAuth } from './admin-auth.js';
 import { adminRouter } from './admin-routes.js';
 
@@ -43,6 +44,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   );
   app.use(
     '/admin/v1',
+    utf8Url,
     adminRouter({
       auth: adminAuth(deps.adminToken),
       orgs: deps.orgs,
