@@ -31,6 +31,7 @@ import { OrgPolicySync } from './domain/policy-sync.js';
 import type { GatewayStore, Upstreams } from './domain/ports.js';
 import { createAdminApp } from './entry-points/admin/app.js';
 import { createPublicApp } from './entry-points/http/app.js';
+import { LogRedactor } from './entry-points/http/log-redaction.js';
 import type { ReadinessCheck } from './entry-points/http/health.js';
 
 /** What start() opened, each with its close; closed newest first, after the listeners. */
@@ -197,8 +198,10 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
   const { config, logger, contract, adapters, shuttingDown } = input;
   const { store, redis, upstreams, policySync } = adapters;
   const createLimiter = limiterFactory(redis);
+  const redactor = new LogRedactor([input.adminToken]);
   const publicApp = createPublicApp({
     logger,
+    redactor,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     fallbackBaseUrl: `http://localhost:${config.PORT}`,
     authorizationServers: config.AUTHORIZATION_SERVERS,
@@ -218,6 +221,7 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
   });
   const adminApp = createAdminApp({
     logger,
+    redactor,
     adminToken: input.adminToken,
     orgs: new OrgAdmin(store, (orgId, settings) => policySync.publish(orgId, settings)),
     ...upstreams,

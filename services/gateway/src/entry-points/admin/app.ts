@@ -9,6 +9,7 @@ import type {
   TriageUpstream,
 } from '../../domain/ports.js';
 import { errorHandler, notFound } from '../http/errors.js';
+import type { LogRedactor } from '../http/log-redaction.js';
 import { requestLifecycle } from '../http/request-context.js';
 import { utf8Url } from '../http/url-text.js';
 import { adminAuth } from './admin-auth.js';
@@ -16,6 +17,8 @@ import { adminRouter } from './admin-routes.js';
 
 export interface AdminAppDeps {
   logger: Logger;
+  /** Cuts credentials out of logged URLs (the admin token among them). */
+  redactor: LogRedactor;
   adminToken: string;
   orgs: OrgAdmin;
   tickets: TicketsUpstream;
@@ -40,6 +43,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
       draining: deps.shuttingDown,
       logger: deps.logger.child({ listener: 'admin' }),
       mounts: ['/admin/v1'],
+      redactor: deps.redactor,
     }),
   );
   app.use(
@@ -57,6 +61,6 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     }),
   );
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, deps.redactor));
   return app;
 }
