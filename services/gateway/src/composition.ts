@@ -32,7 +32,7 @@ import type { GatewayStore, Upstreams } from './domain/ports.js';
 import { createAdminApp } from './entry-points/admin/app.js';
 import { createPublicApp } from './entry-points/http/app.js';
 import { LogRedactor } from './entry-points/http/log-redaction.js';
-import type { ReadinessCheck } from './entry-points/http/health.js';
+import { Readiness, type ReadinessCheck } from './entry-points/http/health.js';
 
 /** What start() opened, each with its close; closed newest first, after the listeners. */
 
@@ -199,6 +199,7 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
   const { store, redis, upstreams, policySync } = adapters;
   const createLimiter = limiterFactory(redis);
   const redactor = new LogRedactor([input.adminToken]);
+  const readiness = new Readiness(readinessChecks(config, store, redis), shuttingDown);
   const publicApp = createPublicApp({
     logger,
     redactor,
@@ -216,7 +217,7 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
     contract,
     operations: new AgentOperations({ rules: contract.rules, ...upstreams }),
     mcpAllowedOrigins: config.MCP_ALLOWED_ORIGINS,
-    readinessChecks: readinessChecks(config, store, redis),
+    readiness,
     shuttingDown,
   });
   const adminApp = createAdminApp({
@@ -226,6 +227,7 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
     orgs: new OrgAdmin(store, (orgId, settings) => policySync.publish(orgId, settings)),
     ...upstreams,
     ticketStatuses: contract.enumValues('TicketStatus'),
+    readiness,
     shuttingDown,
   });
   return { publicApp, adminApp };

@@ -8,7 +8,8 @@ import type {
   TicketsUpstream,
   TriageUpstream,
 } from '../../domain/ports.js';
-import { errorHandler, notFound } from '../http/errors.js';
+import { errorHandler, methodNotAllowed, notFound } from '../http/errors.js';
+import type { Readiness } from '../http/health.js';
 import type { LogRedactor } from '../http/log-redaction.js';
 import { requestLifecycle } from '../http/request-context.js';
 import { utf8Url } from '../http/url-text.js';
@@ -28,6 +29,8 @@ export interface AdminAppDeps {
   triage: TriageUpstream;
   /** Ticket status values (the OpenAPI document's TicketStatus enum). */
   ticketStatuses: readonly string[];
+  /** Dependency checks: their details are served here (`GET /admin/v1/readyz`). */
+  readiness: Readiness;
   shuttingDown: () => boolean;
 }
 
@@ -46,11 +49,16 @@ export function createAdminApp(deps: AdminAppDeps): Express {
       redactor: deps.redactor,
     }),
   );
+  const auth = adminAuth(deps.adminToken);
+  app
+    .route('/admin/v1/readyz')
+    .get(auth, deps.readiness.detailed())
+    .all(methodNotAllowed(['GET', 'HEAD']));
   app.use(
     '/admin/v1',
     utf8Url,
     adminRouter({
-      auth: adminAuth(deps.adminToken),
+      auth,
       orgs: deps.orgs,
       tickets: deps.tickets,
       knowledge: deps.knowledge,

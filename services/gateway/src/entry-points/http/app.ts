@@ -17,7 +17,7 @@ import { basePath, baseUrlResolver } from './base-url.js';
 import { mountDocs } from './docs.js';
 import { errorHandler, notFound } from './errors.js';
 import type { LogRedactor } from './log-redaction.js';
-import { mountHealth, type ReadinessCheck } from './health.js';
+import { mountHealth, type Readiness } from './health.js';
 import { mountProtectedResource } from './protected-resource.js';
 import { requestLifecycle } from './request-context.js';
 
@@ -40,7 +40,7 @@ export interface PublicAppDeps {
   operations: AgentOperations;
   /** Browser origins allowed to call /api/mcp. */
   mcpAllowedOrigins: readonly string[];
-  readinessChecks: ReadinessCheck[];
+  readiness: Readiness;
   shuttingDown: () => boolean;
 }
 
@@ -98,7 +98,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
     operations: deps.operations,
     openApiJson,
   });
-  mountHealth(app, deps.readinessChecks, deps.shuttingDown);
+  mountHealth(app, deps.readiness);
   mountProtectedResource(app, baseUrlOf, {
     scopeCatalogue: deps.contract.scopeCatalogue,
     authorizationServers: deps.authorizationServers,
