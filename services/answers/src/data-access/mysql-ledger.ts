@@ -1,5 +1,11 @@
 import type { PoolConnection, RowDataPacket } from 'mysql2/promise';
-import { openMysql, withTransaction, type Logger, type Pool } from '@support-agent/shared';
+import {
+  mysqlUnavailable,
+  openMysql,
+  withTransaction,
+  type Logger,
+  type Pool,
+} from '@support-agent/shared';
 import { monthOf } from '../domain/month.js';
 import type {
   CommitOutcome,
@@ -205,6 +211,7 @@ export class MysqlLedger implements DeflectionLedger, PolicyStore {
       isolation: 'READ COMMITTED',
       attempts: MAX_ATTEMPTS,
       retryDuplicates: true,
+      mapError: (err) => mysqlUnavailable(err, 'the answers database'),
     });
   }
 }
