@@ -3,6 +3,7 @@ export * from './config.js';
 export * from './ports.js';
 export * from './logger.js';
 export * from './grpc.js';
+export * from './grpc-target.js';
 export * from './http2-stream-release.js';
 export * from './http2-request-bind.js';
 export * from './grpc-serializers.js';
