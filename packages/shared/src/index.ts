@@ -17,6 +17,7 @@ export * from './text.js';
 export * from './journal.js';
 export * from './journaled-store.js';
 export * from './atomic-file.js';
+export * from './storage-full.js';
 export * from './mysql/index.js';
 export * from './metrics.js';
 export * from './trace-context.js';
