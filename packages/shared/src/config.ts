@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseGrpcTarget } from './grpc-target.js';
 import { withPortBase, type StackService } from './ports.js';
 import { HOUR_MS } from './time.js';
 
@@ -129,6 +130,25 @@ const GRPC_PORTS = { tickets: 50051, knowledge: 50052, answers: 50053, digest: 5
  */
 export const serviceAddr = (service: keyof typeof GRPC_PORTS, description: string) =>
   hostPort.prefault(`127.0.0.1:${GRPC_PORTS[service]}`).describe(description);
+
+/**
+ * The `*_ADDR` of a service its callers dial: one `host:port` (a DNS name stands for every
+ * address it resolves to), `dns:///name:port`, or several replicas as `ip:port,ip:port`
+ * (grpc-target.ts). Calls are spread over the replicas and skip a dead one (grpc.ts).
+ */
+export const serviceTarget = (service: keyof typeof GRPC_PORTS, description: string) =>
+  z
+    .string()
+    .transform((s, ctx) => {
+      const target = parseGrpcTarget(s);
+      if ('error' in target) {
+        ctx.addIssue({ code: 'custom', message: target.error });
+        return z.NEVER;
+      }
+      return target;
+    })
+    .prefault(`127.0.0.1:${GRPC_PORTS[service]}`)
+    .describe(description);
 
 /**
  * The backend URLs. Each one set selects the real adapter; an unset one selects the embedded
