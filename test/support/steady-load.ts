@@ -43,6 +43,17 @@ export interface PhaseStats {
   success: number;
   unavailable: number;
   refused: number;
+  /** Per operation: requests sent, and those answered with a success within FAST_MS. */
+  byOp: Partial<Record<Op, { sent: number; fast: number }>>;
+}
+
+/** A success slower than this does not count as available (availability()). */
+export const FAST_MS = 1_000;
+
+/** Share of `op`'s requests in phase `s` answered with a success within FAST_MS. */
+export function availability(s: PhaseStats | undefined, op: Op): number | undefined {
+  const o = s?.byOp[op];
+  return o && o.sent > 0 ? o.fast / o.sent : undefined;
 }
 
 export interface SteadyLoadOptions {
@@ -55,6 +66,8 @@ export interface SteadyLoadOptions {
   paceMs: number;
   /** Search queries and questions; the answers should be covered by the KB. */
   questions: readonly string[];
+  /** The operations the workers cycle through (default: all five). */
+  ops?: readonly Op[];
   /** How long a creation keeps retrying its key after stop() before it counts as lost. */
   createRetryMs?: number;
 }
@@ -140,7 +153,8 @@ export class SteadyLoad {
   private async worker(w: number): Promise<void> {
     let n = 0;
     while (this.running) {
-      const op = OPS[(w + n++) % OPS.length]!;
+      const ops = this.o.ops ?? OPS;
+      const op = ops[(w + n++) % ops.length]!;
       if (op === 'create') await this.create(w);
       else {
         this.operations++;
@@ -214,6 +228,9 @@ export class SteadyLoad {
       const stats = this.phaseStats();
       this.sent++;
       stats.sent++;
+      const perOp = (stats.byOp[op] ??= { sent: 0, fast: 0 });
+      perOp.sent++;
+      const t0 = Date.now();
       const outcome = await httpRequest(view.url(gw), req.method, req.path, {
         headers: {
           authorization: `Bearer ${this.o.key}`,
@@ -225,7 +242,11 @@ export class SteadyLoad {
         timeoutMs: this.o.timeoutMs,
         agent: this.agents[agentSlot]![gw]!,
       });
-      if (outcome.kind === 'response') return this.classify(op, outcome, key);
+      if (outcome.kind === 'response') {
+        const r = this.classify(op, outcome, key);
+        if ((r === 'success' || r === 'limited') && Date.now() - t0 <= FAST_MS) perOp.fast++;
+        return r;
+      }
       const killed = wasDown || view.isDown(gw) || view.epoch(gw) !== epoch;
       if (killed && (outcome.kind === 'refused' || outcome.kind === 'dropped')) {
         this.refusedByKilledGateway++;
@@ -287,7 +308,11 @@ export class SteadyLoad {
 
   private phaseStats(): PhaseStats {
     let s = this.phases.get(this.phase);
-    if (!s) this.phases.set(this.phase, (s = { sent: 0, success: 0, unavailable: 0, refused: 0 }));
+    if (!s)
+      this.phases.set(
+        this.phase,
+        (s = { sent: 0, success: 0, unavailable: 0, refused: 0, byOp: {} }),
+      );
     return s;
   }
 
