@@ -45,6 +45,17 @@ export interface PhaseStats {
   fastSuccess: number;
   unavailable: number;
   refused: number;
+  /** Per operation: requests sent, and those answered with a success within FAST_MS. */
+  byOp: Partial<Record<Op, { sent: number; fast: number }>>;
+}
+
+/** A success slower than this does not count as available (availability()). */
+export const FAST_MS = 1_000;
+
+/** Share of `op`'s requests in phase `s` answered with a success within FAST_MS. */
+export function availability(s: PhaseStats | undefined, op: Op): number | undefined {
+  const o = s?.byOp[op];
+  return o && o.sent > 0 ? o.fast / o.sent : undefined;
 }
 
 export interface SteadyLoadOptions {
@@ -57,12 +68,11 @@ export interface SteadyLoadOptions {
   paceMs: number;
   /** Search queries and questions; the answers should be covered by the KB. */
   questions: readonly string[];
+  /** The operations the workers cycle through (default: all five). */
+  ops?: readonly Op[];
   /** How long a creation keeps retrying its key after stop() before it counts as lost. */
   createRetryMs?: number;
 }
-
-/** A success within this is counted in PhaseStats.fastSuccess. */
-export const FAST_MS = 1_000;
 
 type Result = 'success' | 'unavailable' | 'limited' | 'violation' | 'lost';
 
@@ -147,7 +157,8 @@ export class SteadyLoad {
   private async worker(w: number): Promise<void> {
     let n = 0;
     while (this.running) {
-      const op = OPS[(w + n++) % OPS.length]!;
+      const ops = this.o.ops ?? OPS;
+      const op = ops[(w + n++) % ops.length]!;
       if (op === 'create') await this.create(w);
       else {
         this.operations++;
@@ -221,6 +232,8 @@ export class SteadyLoad {
       const stats = this.phaseStats();
       this.sent++;
       stats.sent++;
+      const perOp = (stats.byOp[op] ??= { sent: 0, fast: 0 });
+      perOp.sent++;
       const sentAt = Date.now();
       const outcome = await httpRequest(view.url(gw), req.method, req.path, {
         headers: {
@@ -236,7 +249,10 @@ export class SteadyLoad {
       if (outcome.kind === 'response') {
         const result = this.classify(op, outcome, key);
         const ok = result === 'success' || result === 'limited';
-        if (ok && Date.now() - sentAt <= FAST_MS) stats.fastSuccess++;
+        if (ok && Date.now() - sentAt <= FAST_MS) {
+          stats.fastSuccess++;
+          perOp.fast++;
+        }
         if (!ok) this.lastFailureAt = Date.now();
         return result;
       }
@@ -305,7 +321,7 @@ export class SteadyLoad {
     if (!s)
       this.phases.set(
         this.phase,
-        (s = { sent: 0, success: 0, fastSuccess: 0, unavailable: 0, refused: 0 }),
+        (s = { sent: 0, success: 0, fastSuccess: 0, unavailable: 0, refused: 0, byOp: {} }),
       );
     return s;
   }

@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './config.js';
 export * from './ports.js';
+export * from './private-dir.js';
 export * from './logger.js';
 export * from './grpc.js';
 export * from './grpc-target.js';
@@ -23,6 +24,7 @@ export * from './metrics.js';
 export * from './trace-context.js';
 export * from './dir-lock.js';
 export * from './nats.js';
+export * from './redis-options.js';
 export * from './service-clients.js';
 export * from './call-batcher.js';
 export * from './batches.js';
