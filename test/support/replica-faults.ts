@@ -54,6 +54,9 @@ export function maxInWindow(times: readonly number[], windowMs: number): number 
   return best;
 }
 
+/** The limiter's window. */
+const WINDOW_MS = 60_000;
+
 /** One allowed request of the limited key: when it came back and what its RateLimit header said. */
 interface Allowed {
   at: number;
@@ -114,8 +117,9 @@ export class LimitedKeyClient {
   }
 
   /**
-   * The allowed requests grouped by the limiter's window (their window ends within 2 s of one
-   * another): per window, how many were allowed and whether two were told the same remaining
+   * The allowed requests grouped by the limiter's window (a window starts when the last one has
+   * ended, so ends less than half a window apart, slow answers included, are one window's): per
+   * window, how many were allowed and whether two were told the same remaining
    * count (two gateways counting apart).
    */
   windows(): { allowed: number; repeatedRemaining: boolean }[] {
@@ -123,7 +127,7 @@ export class LimitedKeyClient {
     const groups: Allowed[][] = [];
     for (const a of sorted) {
       const last = groups.at(-1);
-      if (last && a.windowEndsAt - last[0]!.windowEndsAt <= 2_000) last.push(a);
+      if (last && a.windowEndsAt - last[0]!.windowEndsAt <= WINDOW_MS / 2) last.push(a);
       else groups.push([a]);
     }
     return groups.map((g) => ({
