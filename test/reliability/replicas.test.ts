@@ -67,6 +67,11 @@ before(async () => {
       // The embedded index is one process's (a lock on its folder): replicas share Qdrant.
       QDRANT_URL: qdrant.url,
       GRPC_DEADLINE_MS: String(GRPC_DEADLINE_MS),
+      // Redis is not what fails here. With the default 250 ms, a CPU-starved machine (load
+      // average 24) timed Redis commands out, and each gateway's per-process fallback limiter
+      // answered: a key got 32 of 30 in one window across the two gateways. The silent-Redis
+      // suite covers that fallback.
+      REDIS_COMMAND_TIMEOUT_MS: '2000',
       // Both digest replicas schedule the due week at once, every 200 ms.
       DIGEST_SCHEDULER_ENABLED: 'true',
       DIGEST_SCHEDULER_TICK_MS: '200',
@@ -379,7 +384,7 @@ test('when one replica of each service is killed under load, then the other serv
   const windows = limited.windows();
   assert.ok(windows.length > 0 && limited.refused > 0, 'the limited key reached its limit');
   for (const w of windows) {
-    assert.ok(w.allowed <= KEY_LIMIT_PER_MIN, `a window allowed ${w.allowed}`);
+    assert.ok(w.allowed <= KEY_LIMIT_PER_MIN, `a window allowed ${w.allowed}: ${w.detail}`);
     assert.equal(w.repeatedRemaining, false, 'two gateways reported the same remaining count');
   }
   const sliding = maxInWindow(

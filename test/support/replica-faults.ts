@@ -122,7 +122,7 @@ export class LimitedKeyClient {
    * window, how many were allowed and whether two were told the same remaining
    * count (two gateways counting apart).
    */
-  windows(): { allowed: number; repeatedRemaining: boolean }[] {
+  windows(): { allowed: number; repeatedRemaining: boolean; detail: string }[] {
     const sorted = [...this.allowed].sort((a, b) => a.windowEndsAt - b.windowEndsAt);
     const groups: Allowed[][] = [];
     for (const a of sorted) {
@@ -133,6 +133,10 @@ export class LimitedKeyClient {
     return groups.map((g) => ({
       allowed: g.length,
       repeatedRemaining: new Set(g.map((a) => a.remaining)).size !== g.length,
+      detail: g
+        .sort((x, y) => x.at - y.at)
+        .map((a) => `r=${a.remaining}@+${a.at - g[0]!.at}ms/end+${a.windowEndsAt - g[0]!.at}ms`)
+        .join(' '),
     }));
   }
 }
