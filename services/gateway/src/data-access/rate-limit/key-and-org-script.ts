@@ -2,14 +2,16 @@ import type { Redis } from 'ioredis';
 
 /**
  * Both counters of a request in one round trip. KEYS: `rl:key:<keyId>`, `rl:org:<orgId>`;
- * ARGV: window seconds, key quota. Each counter is a fixed window exactly as
- * rate-limiter-flexible keeps it (created at 0 with the window as TTL, INCR, PTTL), so both
+ * ARGV: window seconds, key quota, cost (requests this call stands for: an MCP batch of N
+ * messages costs N; 1 when absent). Each counter is a fixed window exactly as
+ * rate-limiter-flexible keeps it (created at 0 with the window as TTL, INCRBY, PTTL), so both
  * agree on the data. The key is counted first; the organization only when the key is within
  * its quota. Returns {key count, key TTL ms[, org count, org TTL ms]}.
  */
-const CONSUME_KEY_AND_ORG = `local function hit(k, w)
+const CONSUME_KEY_AND_ORG = `local cost = tonumber(ARGV[3] or '1')
+local function hit(k, w)
   redis.call('set', k, 0, 'EX', w, 'NX')
-  local n = redis.call('incr', k)
+  local n = redis.call('incrby', k, cost)
   local ttl = redis.call('pttl', k)
   if ttl == -1 then
     redis.call('expire', k, w)
@@ -29,6 +31,7 @@ export type LimitsRedis = Redis & {
     orgCounter: string,
     windowSeconds: number,
     keyQuota: number,
+    cost: number,
   ): Promise<number[]>;
 };
 

@@ -48,16 +48,17 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
     keyQuota: number,
     orgId: string,
     orgQuota: number,
+    cost = 1,
   ): Promise<RateDecision> {
     // Key first: a request over its key's limit does not also spend the organization's budget,
     // so one runaway key cannot starve the organization's other keys.
-    const counted = await this.consumeInRedis(keyId, keyQuota, orgId, orgQuota);
-    const key = counted ? counted.key : await this.consumeOne('key', keyId, keyQuota);
+    const counted = await this.consumeInRedis(keyId, keyQuota, orgId, orgQuota, cost);
+    const key = counted ? counted.key : await this.consumeOne('key', keyId, keyQuota, cost);
     const org = counted
       ? counted.org
       : key.exceeded
         ? undefined
-        : await this.consumeOne('org', orgId, orgQuota);
+        : await this.consumeOne('org', orgId, orgQuota, cost);
     const exceeded = [key, org].filter((p): p is PolicyState => p?.exceeded === true);
     let shown: PolicyState;
     if (exceeded.length > 0) {
@@ -89,6 +90,7 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
     keyQuota: number,
     orgId: string,
     orgQuota: number,
+    cost: number,
   ): Promise<{ key: PolicyState; org: PolicyState | undefined } | undefined> {
     const redis = this.redis;
     if (!redis || redis.status !== 'ready') return undefined;
@@ -98,6 +100,7 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
         `rl:org:${orgId}`,
         WINDOW_SECONDS,
         keyQuota,
+        cost,
       );
       return {
         key: fromCounter('key', keyQuota, kn!, kt!),
@@ -132,9 +135,14 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
     return limiter;
   }
 
-  private async consumeOne(name: RatePolicy, id: string, quota: number): Promise<PolicyState> {
+  private async consumeOne(
+    name: RatePolicy,
+    id: string,
+    quota: number,
+    cost: number,
+  ): Promise<PolicyState> {
     try {
-      const res = await this.limiter(name, quota).consume(id);
+      const res = await this.limiter(name, quota).consume(id, cost);
       return toState(name, quota, res, false);
     } catch (err) {
       if (err instanceof RateLimiterRes) return toState(name, quota, err, true);
