@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseGrpcTarget } from './grpc-target.js';
 import { withPortBase, type StackService } from './ports.js';
 import { HOUR_MS } from './time.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from './redis-options.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -192,6 +193,11 @@ export const sharedSetting = {
   streamReplicas: () =>
     intEnv(1, 5, 1).describe(
       'Replicas of the ticket events stream if this service is the one creating it (3 on a NATS cluster).',
+    ),
+  /** REDIS_COMMAND_TIMEOUT_MS of a service with a Redis client (failFastRedisOptions). */
+  redisCommandTimeout: () =>
+    intEnv(20, 60_000, REDIS_COMMAND_TIMEOUT_MS).describe(
+      'A Redis command not answered within this fails (the in-process fallback answers) and the connection is reopened: a silent or slow Redis is treated like a dead one.',
     ),
   /** GRPC_DEADLINE_MS of a service that calls `callees`. */
   grpcDeadline: (callees: string) =>

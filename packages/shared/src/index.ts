@@ -25,6 +25,7 @@ export * from './metrics.js';
 export * from './trace-context.js';
 export * from './dir-lock.js';
 export * from './nats.js';
+export * from './redis-options.js';
 export * from './service-clients.js';
 export * from './call-batcher.js';
 export * from './batches.js';

@@ -82,7 +82,9 @@ export async function openAdapters(
   const demoKbMarker = config.EMBEDDED ? new DemoKbMarker(config.DATA_DIR) : undefined;
   if (demo) demoKbMarker?.markPending();
 
-  const redis = config.REDIS_URL ? await openRedis(config.REDIS_URL, logger, closers) : undefined;
+  const redis = config.REDIS_URL
+    ? await openRedis(config.REDIS_URL, config.REDIS_COMMAND_TIMEOUT_MS, logger, closers)
+    : undefined;
   const upstreams = openUpstreams(config, closers);
 
   // Pending from the first start until the knowledge service has taken the demo KB.
@@ -109,8 +111,13 @@ export async function openAdapters(
 }
 
 /** Redis for the rate limits; an unreachable Redis does not fail the start (in-memory limits). */
-async function openRedis(url: string, logger: Logger, closers: Closers): Promise<Redis> {
-  const client = connectRedis(url, logger);
+async function openRedis(
+  url: string,
+  commandTimeoutMs: number,
+  logger: Logger,
+  closers: Closers,
+): Promise<Redis> {
+  const client = connectRedis(url, logger, commandTimeoutMs);
   closers.push(() => {
     client.removeAllListeners('close'); // not an outage: don't log one
     client.disconnect();

@@ -5,6 +5,7 @@ import {
   serverUrl,
   serviceTarget,
   serviceConfig,
+  sharedSetting,
   v8FlagsEnv,
   z,
 } from '@support-agent/shared';
@@ -117,6 +118,7 @@ export const { schema: configSchema, load: loadGatewayConfig } = serviceConfig(
       ),
     MYSQL_URL: backendUrl.mysql('organizations, settings and API keys.'),
     REDIS_URL: backendUrl.redis('rate limits shared by every replica; unset = in-memory.'),
+    REDIS_COMMAND_TIMEOUT_MS: sharedSetting.redisCommandTimeout(),
     TICKETS_ADDR: serviceTarget(
       'tickets',
       'The tickets service: host:port (a DNS name stands for every replica it resolves to), dns:///name:port, or replicas as ip:port,ip:port.',
