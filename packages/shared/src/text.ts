@@ -50,3 +50,17 @@ export function loneSurrogatePath(value: unknown, path = ''): string | undefined
   }
   return undefined;
 }
+
+// C0 controls but tab, line feed and carriage return; DEL; C1 controls; and the bidirectional
+// formatting characters (Arabic letter mark, LRM/RLM, embeddings and overrides U+202A–U+202E,
+// isolates U+2066–U+2069), which can make text display in an order other than it reads.
+const CONTROL_OR_BIDI =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+
+/**
+ * Text with control characters (NUL and the like) and bidirectional formatting characters
+ * removed, for text shown to people that came from users (the FAQ digest).
+ */
+export function stripControlAndBidi(text: string): string {
+  return text.replace(CONTROL_OR_BIDI, '');
+}

@@ -231,6 +231,12 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
     logger,
     redactor,
     adminToken: input.adminToken,
+    authThrottle: new FixedWindowAuthThrottle(
+      createLimiter,
+      config.AUTH_FAILURES_PER_MIN_PER_IP,
+      logger,
+      'adminauthfail',
+    ),
     orgs: new OrgAdmin(store, (orgId, settings) => policySync.publish(orgId, settings)),
     ...upstreams,
     ticketStatuses: contract.enumValues('TicketStatus'),

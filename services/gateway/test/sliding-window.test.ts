@@ -36,7 +36,7 @@ describe('sliding window in Redis (one script for the key and the organization)'
     const key = `rlw:test:${randomUUID()}`;
     const allowedAt: number[] = [];
     const hit = async () => {
-      const [allowed] = await redis.rlSlidingKeyAndOrg(key, `${key}:org`, 2_000, 3, 1_000);
+      const [allowed] = await redis.rlSlidingKeyAndOrg(key, `${key}:org`, 2_000, 3, 1_000, 1);
       if (allowed === 1) allowedAt.push(Date.now());
       return allowed === 1;
     };
@@ -56,19 +56,30 @@ describe('sliding window in Redis (one script for the key and the organization)'
   it('when a request is refused, then it is not counted and Retry-After is the time until the oldest leaves', async () => {
     const key = `rlw:test:${randomUUID()}`;
     for (let i = 0; i < 2; i++)
-      assert.equal((await redis.rlSlidingKeyAndOrg(key, `${key}:org`, 5_000, 2, 1_000))[0], 1);
+      assert.equal((await redis.rlSlidingKeyAndOrg(key, `${key}:org`, 5_000, 2, 1_000, 1))[0], 1);
     const [allowed, count, resetMs] = await redis.rlSlidingKeyAndOrg(
       key,
       `${key}:org`,
       5_000,
       2,
       1_000,
+      1,
     );
     assert.deepEqual([allowed, count], [0, 2]);
     assert.ok(resetMs! > 4_000 && resetMs! <= 5_000, `${resetMs}`);
     assert.equal(await redis.zcard(key), 2);
     assert.equal(await redis.exists(`${key}:org`), 1, 'the organization counted the two allowed');
     assert.equal(await redis.zcard(`${key}:org`), 2, 'and not the refused one');
+  });
+
+  it('when a call costs N (an MCP batch), then N are logged if all fit and none otherwise', async () => {
+    const key = `rlw:test:${randomUUID()}`;
+    const call = (cost: number) =>
+      redis.rlSlidingKeyAndOrg(key, `${key}:org`, 5_000, 10, 1_000, cost);
+    assert.deepEqual((await call(7)).slice(0, 2), [1, 7]);
+    assert.deepEqual((await call(4)).slice(0, 2), [0, 7], 'four do not fit in the three left');
+    assert.deepEqual((await call(3)).slice(0, 2), [1, 10]);
+    assert.equal(await redis.zcard(key), 10);
   });
 });
 

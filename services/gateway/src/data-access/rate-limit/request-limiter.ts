@@ -50,12 +50,13 @@ export class SlidingWindowRequestLimiter implements RequestRateLimiter {
     keyQuota: number,
     orgId: string,
     orgQuota: number,
+    cost = 1,
   ): Promise<RateDecision> {
     // Key first: a request over its key's limit does not also spend the organization's budget,
     // so one runaway key cannot starve the organization's other keys.
     const counted =
-      (await this.consumeInRedis(keyId, keyQuota, orgId, orgQuota)) ??
-      this.consumeInMemory(keyId, keyQuota, orgId, orgQuota);
+      (await this.consumeInRedis(keyId, keyQuota, orgId, orgQuota, cost)) ??
+      this.consumeInMemory(keyId, keyQuota, orgId, orgQuota, cost);
     const { key, org } = counted;
     const exceeded = [key, org].filter((p): p is PolicyState => p?.exceeded === true);
     let shown: PolicyState;
@@ -92,6 +93,7 @@ export class SlidingWindowRequestLimiter implements RequestRateLimiter {
     keyQuota: number,
     orgId: string,
     orgQuota: number,
+    cost: number,
   ): Promise<{ key: PolicyState; org: PolicyState | undefined } | undefined> {
     const redis = this.redis;
     if (!redis || redis.status !== 'ready') return undefined;
@@ -102,6 +104,7 @@ export class SlidingWindowRequestLimiter implements RequestRateLimiter {
         WINDOW_MS,
         keyQuota,
         orgQuota,
+        cost,
       );
       return {
         key: toState('key', keyQuota, { allowed: ka === 1, count: kn!, resetMs: kr! }),
@@ -121,10 +124,12 @@ export class SlidingWindowRequestLimiter implements RequestRateLimiter {
     keyQuota: number,
     orgId: string,
     orgQuota: number,
+    cost: number,
   ): { key: PolicyState; org: PolicyState | undefined } {
-    const key = toState('key', keyQuota, this.memory.hit(`key:${keyId}`, keyQuota));
+    const key = toState('key', keyQuota, this.memory.hit(`key:${keyId}`, keyQuota, cost));
     if (key.exceeded) return { key, org: undefined };
-    return { key, org: toState('org', orgQuota, this.memory.hit(`org:${orgId}`, orgQuota)) };
+    const org = this.memory.hit(`org:${orgId}`, orgQuota, cost);
+    return { key, org: toState('org', orgQuota, org) };
   }
 }
 

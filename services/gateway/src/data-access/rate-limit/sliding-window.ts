@@ -35,7 +35,8 @@ export class MemorySlidingWindow {
     this.sweeper = setInterval(() => this.sweep(), windowMs).unref();
   }
 
-  hit(id: string, quota: number): WindowHit {
+  /** Logs `cost` requests (an MCP batch of N costs N) when all fit, none otherwise. */
+  hit(id: string, quota: number, cost = 1): WindowHit {
     const now = performance.now();
     let log = this.logs.get(id);
     if (!log) {
@@ -44,12 +45,12 @@ export class MemorySlidingWindow {
     }
     trim(log, now - this.windowMs);
     const inWindow = log.times.length - log.head;
-    const allowed = inWindow < quota;
-    if (allowed) log.times.push(now);
+    const allowed = inWindow + cost <= quota;
+    if (allowed) for (let i = 0; i < cost; i++) log.times.push(now);
     const oldest = log.times[log.head];
     return {
       allowed,
-      count: allowed ? inWindow + 1 : inWindow,
+      count: allowed ? inWindow + cost : inWindow,
       resetMs: oldest === undefined ? this.windowMs : Math.max(0, oldest + this.windowMs - now),
     };
   }
@@ -80,22 +81,26 @@ function trim(log: Log, since: number): void {
  * The key's and the organization's logs in Redis, both in one atomic script (exact across
  * replicas, one round trip), on Redis's own clock (TIME), so no service's clock matters.
  * Each log is a sorted set of request times (ms); members are `<time>:<count>`, unique because
- * a set's count only grows within one millisecond. The organization is counted only when the
+ * a set's count only grows within one millisecond. A call costing N (an MCP batch of N
+ * messages) logs N when all N fit and none otherwise. The organization is counted only when the
  * key is within its quota. KEYS: the key's log, the organization's log; ARGV: window ms, key
- * quota, organization quota. Returns {key allowed 1/0, key count, key reset ms[, org allowed,
- * org count, org reset ms]}.
+ * quota, organization quota, cost. Returns {key allowed 1/0, key count, key reset ms[, org
+ * allowed, org count, org reset ms]}.
  */
 const HIT_KEY_AND_ORG = `local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local w = tonumber(ARGV[1])
+local cost = tonumber(ARGV[4] or '1')
 local function hit(k, quota)
   redis.call('zremrangebyscore', k, '-inf', now - w)
   local n = redis.call('zcard', k)
   local allowed = 0
-  if n < quota then
+  if n + cost <= quota then
     allowed = 1
-    n = n + 1
-    redis.call('zadd', k, now, now .. ':' .. n)
+    for i = 1, cost do
+      n = n + 1
+      redis.call('zadd', k, now, now .. ':' .. n)
+    end
     redis.call('pexpire', k, w)
   end
   local oldest = redis.call('zrange', k, 0, 0, 'withscores')
@@ -116,6 +121,7 @@ export type SlidingWindowRedis = Redis & {
     windowMs: number,
     keyQuota: number,
     orgQuota: number,
+    cost: number,
   ): Promise<number[]>;
 };
 
