@@ -23,6 +23,8 @@ export interface StackOptions {
   /** Upstream services to run (default: every one that is built). */
   services?: string[];
   env?: Record<string, string>;
+  /** More environment for the gateways only, from the upstreams' addresses (…_ADDR). */
+  gatewayEnv?: (addresses: Record<string, string>) => Promise<Record<string, string>>;
 }
 
 /** What Stack.onTestBackends creates for a stack, and its stop() removes. */
@@ -151,6 +153,7 @@ export class Stack {
     }
     await Promise.all(names.map((name) => this.waitForService(name)));
     const count = this.options.gateways ?? 1;
+    const gatewayEnv = (await this.options.gatewayEnv?.({ ...this.addresses })) ?? {};
     for (let i = 0; i < count; i++) {
       const port = await freePort();
       const adminPort = await freePort();
@@ -168,6 +171,7 @@ export class Stack {
           // Overridable through `env` (an empty value leaves it unset: derived per request).
           PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
           ...this.backendEnv(),
+          ...gatewayEnv,
           PORT: String(port),
           HOST: '127.0.0.1',
           ADMIN_PORT: String(adminPort),
