@@ -12,6 +12,8 @@ export const MYSQL_QUERY_TIMEOUT_MS = 5_000;
 
 export class MysqlSilentError extends Error {
   readonly code = 'MYSQL_SILENT';
+  /** As for a lost connection: the database is unavailable (mysqlUnavailable → 503). */
+  readonly fatal = true;
   constructor(ms: number) {
     super(`MySQL did not answer within ${ms} ms; the connection was dropped`);
     this.name = 'MysqlSilentError';
