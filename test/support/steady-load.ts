@@ -41,6 +41,8 @@ export interface Violation {
 export interface PhaseStats {
   sent: number;
   success: number;
+  /** Successes (and documented 429s) answered within FAST_MS of being sent: availability. */
+  fastSuccess: number;
   unavailable: number;
   refused: number;
   /** Per operation: requests sent, and those answered with a success within FAST_MS. */
@@ -101,6 +103,8 @@ export class SteadyLoad {
   readonly creates = new Map<string, number>();
   readonly phases = new Map<string, PhaseStats>();
   phase = 'warm-up';
+  /** When (Date.now()) the last request ended with neither a success nor a documented 429. */
+  lastFailureAt = 0;
 
   private running = false;
   private workers: Promise<void>[] = [];
@@ -235,7 +239,7 @@ export class SteadyLoad {
       stats.sent++;
       const perOp = (stats.byOp[op] ??= { sent: 0, fast: 0 });
       perOp.sent++;
-      const t0 = Date.now();
+      const sentAt = Date.now();
       const outcome = await httpRequest(view.url(gw), req.method, req.path, {
         headers: {
           authorization: `Bearer ${this.o.key}`,
@@ -248,9 +252,14 @@ export class SteadyLoad {
         agent: this.agents[agentSlot]![gw]!,
       });
       if (outcome.kind === 'response') {
-        const r = this.classify(op, outcome, key);
-        if ((r === 'success' || r === 'limited') && Date.now() - t0 <= FAST_MS) perOp.fast++;
-        return r;
+        const result = this.classify(op, outcome, key);
+        const ok = result === 'success' || result === 'limited';
+        if (ok && Date.now() - sentAt <= FAST_MS) {
+          stats.fastSuccess++;
+          perOp.fast++;
+        }
+        if (!ok) this.lastFailureAt = Date.now();
+        return result;
       }
       const killed = wasDown || view.isDown(gw) || view.epoch(gw) !== epoch;
       if (killed && (outcome.kind === 'refused' || outcome.kind === 'dropped')) {
@@ -260,6 +269,7 @@ export class SteadyLoad {
         else await sleep(100);
         continue;
       }
+      this.lastFailureAt = Date.now();
       this.violation(op, describe(outcome, view.url(gw), req.path));
       return 'violation';
     }
@@ -316,7 +326,7 @@ export class SteadyLoad {
     if (!s)
       this.phases.set(
         this.phase,
-        (s = { sent: 0, success: 0, unavailable: 0, refused: 0, byOp: {} }),
+        (s = { sent: 0, success: 0, fastSuccess: 0, unavailable: 0, refused: 0, byOp: {} }),
       );
     return s;
   }

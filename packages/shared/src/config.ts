@@ -239,7 +239,9 @@ export const commonEnv = {
   DATA_DIR: z
     .string()
     .default('./data')
-    .describe('Where the embedded adapters keep their files, one folder per service.'),
+    .describe(
+      'Where the embedded adapters keep their files, one folder per service; made owner-only at start in embedded mode (0700, files 0600).',
+    ),
   LOG_LEVEL: logLevel,
 };
 

@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './config.js';
 export * from './ports.js';
+export * from './private-dir.js';
 export * from './logger.js';
 export * from './grpc.js';
 export * from './grpc-target.js';

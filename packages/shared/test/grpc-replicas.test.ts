@@ -63,7 +63,10 @@ describe('service addresses with several replicas', () => {
       address: 'ipv4:10.0.0.1:50051,10.0.0.2:50051',
       endpoints: ['10.0.0.1:50051', '10.0.0.2:50051'],
     });
-    assert.equal(parseGrpcTarget('[::1]:1,[::1]:2').address, 'ipv6:[::1]:1,[::1]:2');
+    assert.deepEqual(parseGrpcTarget('[::1]:1,[::1]:2'), {
+      address: 'ipv6:[::1]:1,[::1]:2',
+      endpoints: ['[::1]:1', '[::1]:2'],
+    });
     for (const bad of [
       'a:1,b:2',
       '10.0.0.1:1,[::1]:2',
