@@ -20,7 +20,15 @@ export class MysqlSilentError extends Error {
   }
 }
 
-type Method = 'query' | 'execute';
+type Method = 'query' | 'execute' | 'beginTransaction' | 'commit' | 'rollback';
+/** What a transaction's connection sends to the server, each watched. */
+const CONNECTION_METHODS = new Set<string | symbol>([
+  'query',
+  'execute',
+  'beginTransaction',
+  'commit',
+  'rollback',
+]);
 type Call = (...args: unknown[]) => Promise<unknown>;
 
 /** Runs `method` on the connection; a call unanswered within `ms` destroys the connection. */
@@ -41,12 +49,12 @@ async function watched(conn: PoolConnection, method: Method, args: unknown[], ms
   }
 }
 
-/** A connection whose query and execute are watched (for transactions). */
+/** A connection whose every round trip (statements, BEGIN, COMMIT, ROLLBACK) is watched. */
 function watchConnection(conn: PoolConnection, ms: number): PoolConnection {
   return new Proxy(conn, {
     get(target, prop, receiver) {
-      if (prop === 'query' || prop === 'execute') {
-        return (...args: unknown[]) => watched(target, prop, args, ms);
+      if (CONNECTION_METHODS.has(prop)) {
+        return (...args: unknown[]) => watched(target, prop as Method, args, ms);
       }
       const value = Reflect.get(target, prop, receiver) as unknown;
       return typeof value === 'function' ? (value as Call).bind(target) : value;
@@ -77,7 +85,7 @@ async function connection(pool: Pool, ms: number): Promise<PoolConnection> {
  */
 export function watchSilence(pool: Pool, ms: number): Pool {
   if (ms <= 0) return pool;
-  const run = async (method: Method, args: unknown[]) => {
+  const run = async (method: 'query' | 'execute', args: unknown[]) => {
     const conn = await connection(pool, ms);
     let destroyed = false;
     try {
