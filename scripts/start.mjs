@@ -13,6 +13,11 @@ import { portBaseDefaults, STACK_SERVICES } from '@support-agent/shared/ports';
 
 const root = resolve(new URL('..', import.meta.url).pathname);
 
+// Every tenant's data and the signing secrets live under DATA_DIR: whatever the services write
+// there is owner-only (0600 files, 0700 folders). Children inherit the umask; each service also
+// makes DATA_DIR 0700 and tightens what it already holds (shared service-main.ts).
+process.umask(0o077);
+
 // Start order: upstreams first, the gateway last (it reports ready only when tickets is).
 const SERVICES = STACK_SERVICES;
 

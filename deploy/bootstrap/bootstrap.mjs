@@ -9,8 +9,10 @@
 //
 // Environment (no dependencies beyond Node 20, so it runs anywhere the gateway runs):
 //   ADMIN_TOKEN                 required, the gateway's admin bearer token
-//   ADMIN_URL                   admin API base URL            (default http://127.0.0.1:8081)
-//   GATEWAY_URL                 public API base URL, for the scope catalogue (default http://127.0.0.1:8080)
+//   ADMIN_URL                   admin API base URL            (default http://127.0.0.1:$ADMIN_PORT)
+//   GATEWAY_URL                 public API base URL, for the scope catalogue (default http://127.0.0.1:$PORT)
+//   ADMIN_PORT, PORT, PORT_BASE the gateway's own port settings, read as the gateway reads them
+//                               (an explicit port wins; else PORT_BASE + 1 and PORT_BASE; else 8081, 8080)
 //   BOOTSTRAP_ORG_ID            organization id (slug)        (default "default")
 //   BOOTSTRAP_ORG_NAME          organization display name     (default "Default organization")
 //   BOOTSTRAP_KEY_NAME          name of the key it creates    (default "bootstrap")
@@ -21,8 +23,10 @@
 // `SUPPORT_AGENT_API_KEY=sak_live_…`. Exit 0 on success or nothing to do, 1 on any failure.
 
 const env = process.env;
-const adminUrl = trimSlash(env.ADMIN_URL || 'http://127.0.0.1:8081');
-const gatewayUrl = trimSlash(env.GATEWAY_URL || 'http://127.0.0.1:8080');
+const adminUrl = trimSlash(
+  env.ADMIN_URL || `http://127.0.0.1:${gatewayPort('ADMIN_PORT', 1, 8081)}`,
+);
+const gatewayUrl = trimSlash(env.GATEWAY_URL || `http://127.0.0.1:${gatewayPort('PORT', 0, 8080)}`);
 const adminToken = env.ADMIN_TOKEN || '';
 const orgId = env.BOOTSTRAP_ORG_ID || 'default';
 const orgName = env.BOOTSTRAP_ORG_NAME || 'Default organization';
@@ -34,6 +38,17 @@ const RETRY_MS = 2000;
 const REQUEST_TIMEOUT_MS = 5000;
 
 class Fatal extends Error {}
+
+/**
+ * A gateway port as the gateway itself picks it (packages/shared/src/ports.ts, which this
+ * dependency-free script cannot import): the variable when set, else PORT_BASE + offset, else
+ * the default.
+ */
+function gatewayPort(name, offset, fallback) {
+  if (env[name]) return env[name];
+  const base = Number(env.PORT_BASE);
+  return env.PORT_BASE && Number.isInteger(base) && base > 0 ? base + offset : fallback;
+}
 
 function trimSlash(url) {
   return url.replace(/\/+$/, '');

@@ -184,6 +184,29 @@ describe('deploy/bootstrap/bootstrap.mjs against a real gateway', () => {
     assert.match(stderr, /not available after 3 s/);
   });
 
+  it("when only the gateway's ports are given (ADMIN_PORT and PORT, or PORT_BASE), then it finds the gateway as the gateway lays them out", async () => {
+    const { ADMIN_URL: _admin, GATEWAY_URL: _gateway, ...withoutUrls } = env;
+    const byPorts = await runBootstrap({
+      ...withoutUrls,
+      ADMIN_PORT: String(gateway.adminPort),
+      PORT: String(gateway.port),
+    });
+    assert.equal(byPorts.code, 0, byPorts.stderr);
+    assert.match(byPorts.stdout, /already has key "bootstrap".*nothing to do/);
+
+    const base = await freePort();
+    const byBase = await runBootstrap({
+      ...withoutUrls,
+      PORT_BASE: String(base),
+      BOOTSTRAP_TIMEOUT_SECONDS: '2',
+    });
+    assert.equal(byBase.code, 1);
+    assert.ok(
+      byBase.stderr.includes(`at http://127.0.0.1:${base + 1}/admin/v1/orgs not available`),
+      byBase.stderr,
+    );
+  });
+
   it('when the configuration is invalid, then it says which variable is wrong', async () => {
     const short = await runBootstrap({ ...env, ADMIN_TOKEN: 'short' });
     assert.equal(short.code, 1);

@@ -131,7 +131,7 @@ for (const overlayName of ['dev', 'prod']) {
       }
     });
 
-    it('when a service listens, then its address variable is 0.0.0.0:<port> and clients use <service>:<port>', () => {
+    it('when a service listens, then its address variable is 0.0.0.0:<port>, its Service is headless and clients use <service>:<port>', () => {
       for (const name of SERVICE_NAMES) {
         const { container } = app(name);
         const { port, addrVar } = SERVICES[name];
@@ -151,6 +151,8 @@ for (const overlayName of ['dev', 'prod']) {
           );
           const svc = of<IService>(objects, 'Service').find((s) => s.metadata?.name === name);
           assert.equal(svc?.spec?.ports?.[0]?.port, port, `${name} Service port`);
+          // Every replica behind the name: callers spread calls over the pods (round_robin).
+          assert.equal(svc?.spec?.clusterIP, 'None', `${name}: a headless Service`);
           for (const client of SERVICE_NAMES.filter((n) => n !== name)) {
             const value = envValue(app(client).container, addrVar, configMaps);
             assert.equal(value, `${name}:${port}`, `${client} reaches ${name} through ${addrVar}`);

@@ -4,7 +4,16 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, api, waitFor } from '../support/stack.js';
@@ -39,6 +48,23 @@ after(() => {
   child?.kill('SIGKILL');
 });
 
+/** Every path under `dir` whose mode is not owner-only (folders 0700, files 0600). */
+function notPrivate(dir: string): string[] {
+  const wrong: string[] = [];
+  const walk = (p: string): void => {
+    const st = lstatSync(p);
+    const mode = st.mode & 0o777;
+    if (st.isDirectory()) {
+      if (mode !== 0o700) wrong.push(`${p} ${mode.toString(8)}`);
+      for (const name of readdirSync(p)) walk(join(p, name));
+    } else if (st.isFile() && mode !== 0o600) {
+      wrong.push(`${p} ${mode.toString(8)}`);
+    }
+  };
+  walk(dir);
+  return wrong;
+}
+
 test('when npm start runs on a fresh machine, then the demo key works and survives a restart', async () => {
   const port = await freePort();
   const env = {
@@ -49,6 +75,10 @@ test('when npm start runs on a fresh machine, then the demo key works and surviv
     LOG_LEVEL: 'warn',
   };
   const base = `http://127.0.0.1:${port}`;
+  // A DATA_DIR left world-readable (by an older version, or made by hand) is tightened on start.
+  chmodSync(dataDir, 0o755);
+  mkdirSync(join(dataDir, 'leftover'), { mode: 0o755 });
+  writeFileSync(join(dataDir, 'leftover', 'notes.txt'), 'x', { mode: 0o644 });
   const first = await launch(env);
   const keyPattern = /sak_live_[0-9A-Za-z]{38}/;
   await waitFor(
@@ -70,6 +100,8 @@ test('when npm start runs on a fresh machine, then the demo key works and surviv
     existsSync(join(dataDir, 'admin-token')),
     'the generated admin token is saved for the CLI',
   );
+  // Every tenant's tickets, the cursor signing secret, the admin token: owner-only.
+  assert.deepEqual(notPrivate(dataDir), [], 'DATA_DIR 0700, every folder 0700, every file 0600');
   assert.equal(await first.stop(), 0, 'the launcher exits cleanly on SIGTERM');
 
   const second = await launch(env);
@@ -83,5 +115,6 @@ test('when npm start runs on a fresh machine, then the demo key works and surviv
   assert.equal(list.json.tickets[0].content, 'hello from the demo');
   assert.ok(!keyPattern.test(second.output()), 'no new demo key on a later start');
   assert.ok(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim().length >= 32);
+  assert.deepEqual(notPrivate(dataDir), []);
   assert.equal(await second.stop(), 0);
 });

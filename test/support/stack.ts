@@ -20,6 +20,11 @@ export interface StackOptions {
   redisUrl?: string;
   natsUrl?: string;
   gateways?: number;
+  /**
+   * Processes of each upstream service (default 1). With more, each listens on its own
+   * address and every caller's `*_ADDR` lists them all (`ip:port,ip:port`).
+   */
+  replicasPerService?: number;
   /** Upstream services to run (default: every one that is built). */
   services?: string[];
   env?: Record<string, string>;
@@ -71,6 +76,8 @@ export class Stack {
   /** Extra replicas of upstream services started with addReplica(). */
   readonly replicas: ServiceProcess[] = [];
   readonly addresses: Record<string, string> = {};
+  /** The gRPC address each upstream process listens on. */
+  readonly listenAddresses = new Map<ServiceProcess, string>();
   /** METRICS_PORT given to each process, by process name (tickets, …, gateway-0, tickets-2). */
   readonly metricsPorts = new Map<string, number>();
   gateways: ServiceProcess[] = [];
@@ -136,22 +143,38 @@ export class Stack {
     const names = (this.options.services ?? UPSTREAMS).filter((name) =>
       existsSync(join(ROOT, 'services', name, 'dist/main.js')),
     );
+    const count = this.options.replicasPerService ?? 1;
+    const listen = new Map<string, string[]>();
     for (const name of UPSTREAMS) {
-      this.addresses[`${name.toUpperCase()}_ADDR`] = `127.0.0.1:${await freePort()}`;
+      const own: string[] = [];
+      for (let r = 0; r < count; r++) own.push(`127.0.0.1:${await freePort()}`);
+      listen.set(name, own);
+      this.addresses[`${name.toUpperCase()}_ADDR`] = own.join(',');
     }
+    const started: ServiceProcess[] = [];
     for (const name of names) {
-      const proc = new ServiceProcess(
-        name,
-        name,
-        { ...(await this.metricsEnv(name)), ...this.backendEnv() },
-        logDir,
-      );
-      this.upstreams.set(name, proc);
-      proc.start();
+      for (let r = 0; r < count; r++) {
+        const procName = r === 0 ? name : `${name}-${r + 1}`;
+        const address = listen.get(name)![r]!;
+        const proc = new ServiceProcess(
+          procName,
+          name,
+          {
+            ...(await this.metricsEnv(procName)),
+            ...this.backendEnv(),
+            [`${name.toUpperCase()}_ADDR`]: address,
+          },
+          logDir,
+        );
+        if (r === 0) this.upstreams.set(name, proc);
+        else this.replicas.push(proc);
+        this.listenAddresses.set(proc, address);
+        started.push(proc);
+        proc.start();
+      }
     }
-    await Promise.all(names.map((name) => this.waitForService(name)));
-    const count = this.options.gateways ?? 1;
-    for (let i = 0; i < count; i++) {
+    await Promise.all(started.map((proc) => this.waitForProcess(proc)));
+    for (let i = 0; i < (this.options.gateways ?? 1); i++) {
       const port = await freePort();
       const adminPort = await freePort();
       this.gatewayPorts.push(port);
@@ -201,6 +224,17 @@ export class Stack {
       () => checkHealth(this.addresses[`${name.toUpperCase()}_ADDR`]!),
       timeoutMs,
       () => `${name} not healthy:\n${tail(this.service(name).logs())}`,
+    );
+  }
+
+  /** Waits until one upstream process (a replica among several) serves on its own address. */
+  async waitForProcess(proc: ServiceProcess, timeoutMs = 30_000): Promise<void> {
+    const address = this.listenAddresses.get(proc);
+    if (address === undefined) throw new Error(`${proc.name} is not an upstream process`);
+    await waitFor(
+      () => checkHealth(address),
+      timeoutMs,
+      () => `${proc.name} not healthy:\n${tail(proc.logs())}`,
     );
   }
 

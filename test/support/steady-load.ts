@@ -41,8 +41,21 @@ export interface Violation {
 export interface PhaseStats {
   sent: number;
   success: number;
+  /** Successes (and documented 429s) answered within FAST_MS of being sent: availability. */
+  fastSuccess: number;
   unavailable: number;
   refused: number;
+  /** Per operation: requests sent, and those answered with a success within FAST_MS. */
+  byOp: Partial<Record<Op, { sent: number; fast: number }>>;
+}
+
+/** A success slower than this does not count as available (availability()). */
+export const FAST_MS = 1_000;
+
+/** Share of `op`'s requests in phase `s` answered with a success within FAST_MS. */
+export function availability(s: PhaseStats | undefined, op: Op): number | undefined {
+  const o = s?.byOp[op];
+  return o && o.sent > 0 ? o.fast / o.sent : undefined;
 }
 
 export interface SteadyLoadOptions {
@@ -55,6 +68,8 @@ export interface SteadyLoadOptions {
   paceMs: number;
   /** Search queries and questions; the answers should be covered by the KB. */
   questions: readonly string[];
+  /** The operations the workers cycle through (default: all five). */
+  ops?: readonly Op[];
   /** How long a creation keeps retrying its key after stop() before it counts as lost. */
   createRetryMs?: number;
 }
@@ -83,6 +98,8 @@ export class SteadyLoad {
   readonly creates = new Map<string, number>();
   readonly phases = new Map<string, PhaseStats>();
   phase = 'warm-up';
+  /** When (Date.now()) the last request ended with neither a success nor a documented 429. */
+  lastFailureAt = 0;
 
   private running = false;
   private workers: Promise<void>[] = [];
@@ -140,7 +157,8 @@ export class SteadyLoad {
   private async worker(w: number): Promise<void> {
     let n = 0;
     while (this.running) {
-      const op = OPS[(w + n++) % OPS.length]!;
+      const ops = this.o.ops ?? OPS;
+      const op = ops[(w + n++) % ops.length]!;
       if (op === 'create') await this.create(w);
       else {
         this.operations++;
@@ -214,6 +232,9 @@ export class SteadyLoad {
       const stats = this.phaseStats();
       this.sent++;
       stats.sent++;
+      const perOp = (stats.byOp[op] ??= { sent: 0, fast: 0 });
+      perOp.sent++;
+      const sentAt = Date.now();
       const outcome = await httpRequest(view.url(gw), req.method, req.path, {
         headers: {
           authorization: `Bearer ${this.o.key}`,
@@ -225,7 +246,16 @@ export class SteadyLoad {
         timeoutMs: this.o.timeoutMs,
         agent: this.agents[agentSlot]![gw]!,
       });
-      if (outcome.kind === 'response') return this.classify(op, outcome, key);
+      if (outcome.kind === 'response') {
+        const result = this.classify(op, outcome, key);
+        const ok = result === 'success' || result === 'limited';
+        if (ok && Date.now() - sentAt <= FAST_MS) {
+          stats.fastSuccess++;
+          perOp.fast++;
+        }
+        if (!ok) this.lastFailureAt = Date.now();
+        return result;
+      }
       const killed = wasDown || view.isDown(gw) || view.epoch(gw) !== epoch;
       if (killed && (outcome.kind === 'refused' || outcome.kind === 'dropped')) {
         this.refusedByKilledGateway++;
@@ -234,6 +264,7 @@ export class SteadyLoad {
         else await sleep(100);
         continue;
       }
+      this.lastFailureAt = Date.now();
       this.violation(op, describe(outcome, view.url(gw), req.path));
       return 'violation';
     }
@@ -287,7 +318,11 @@ export class SteadyLoad {
 
   private phaseStats(): PhaseStats {
     let s = this.phases.get(this.phase);
-    if (!s) this.phases.set(this.phase, (s = { sent: 0, success: 0, unavailable: 0, refused: 0 }));
+    if (!s)
+      this.phases.set(
+        this.phase,
+        (s = { sent: 0, success: 0, fastSuccess: 0, unavailable: 0, refused: 0, byOp: {} }),
+      );
     return s;
   }
 

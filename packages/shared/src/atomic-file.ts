@@ -17,9 +17,13 @@ export function writeFileAtomic(
   try {
     writeFully(fd, typeof content === 'string' ? Buffer.from(content) : content);
     fsyncSync(fd);
-  } finally {
+  } catch (err) {
+    // A full disk: the old content stays, and so does the space the attempt took.
     closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw err;
   }
+  closeSync(fd);
   renameSync(tmp, path);
   if (options.syncDirectory) {
     const dirFd = openSync(dirname(path), 'r');

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { parseGrpcTarget } from './grpc-target.js';
 import { withPortBase, type StackService } from './ports.js';
 import { HOUR_MS } from './time.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from './redis-options.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -131,6 +133,25 @@ export const serviceAddr = (service: keyof typeof GRPC_PORTS, description: strin
   hostPort.prefault(`127.0.0.1:${GRPC_PORTS[service]}`).describe(description);
 
 /**
+ * The `*_ADDR` of a service its callers dial: one `host:port` (a DNS name stands for every
+ * address it resolves to), `dns:///name:port`, or several replicas as `ip:port,ip:port`
+ * (grpc-target.ts). Calls are spread over the replicas and skip a dead one (grpc.ts).
+ */
+export const serviceTarget = (service: keyof typeof GRPC_PORTS, description: string) =>
+  z
+    .string()
+    .transform((s, ctx) => {
+      const target = parseGrpcTarget(s);
+      if ('error' in target) {
+        ctx.addIssue({ code: 'custom', message: target.error });
+        return z.NEVER;
+      }
+      return target;
+    })
+    .prefault(`127.0.0.1:${GRPC_PORTS[service]}`)
+    .describe(description);
+
+/**
  * The backend URLs. Each one set selects the real adapter; an unset one selects the embedded
  * adapter, which serviceConfig allows only with EMBEDDED=true. `holds` says what
  * the service keeps there.
@@ -173,6 +194,11 @@ export const sharedSetting = {
     intEnv(1, 5, 1).describe(
       'Replicas of the ticket events stream if this service is the one creating it (3 on a NATS cluster).',
     ),
+  /** REDIS_COMMAND_TIMEOUT_MS of a service with a Redis client (failFastRedisOptions). */
+  redisCommandTimeout: () =>
+    intEnv(20, 60_000, REDIS_COMMAND_TIMEOUT_MS).describe(
+      'A Redis command not answered within this fails (the in-process fallback answers) and the connection is reopened: a silent or slow Redis is treated like a dead one.',
+    ),
   /** GRPC_DEADLINE_MS of a service that calls `callees`. */
   grpcDeadline: (callees: string) =>
     intEnv(100, 120_000, 5_000).describe(`Deadline of each call to ${callees}.`),
@@ -213,7 +239,9 @@ export const commonEnv = {
   DATA_DIR: z
     .string()
     .default('./data')
-    .describe('Where the embedded adapters keep their files, one folder per service.'),
+    .describe(
+      'Where the embedded adapters keep their files, one folder per service; made owner-only at start in embedded mode (0700, files 0600).',
+    ),
   LOG_LEVEL: logLevel,
 };
 

@@ -33,6 +33,7 @@ import { recordGrpcClientCall, recordGrpcServerCall, secondsSince } from './metr
 import { releaseClosedHttp2Streams } from './http2-stream-release.js';
 import { withPooledSerializers } from './grpc-serializers.js';
 import { failSpan, tracer } from './trace-context.js';
+import { parseGrpcTarget } from './grpc-target.js';
 
 const { HealthCheckResponse_ServingStatus: ServingStatus, HealthService } = health;
 
@@ -47,7 +48,43 @@ export const CHANNEL_OPTIONS: ChannelOptions = {
   // restarted service stayed unreachable for many seconds; cap it so calls resume within ~2 s.
   'grpc.initial_reconnect_backoff_ms': 500,
   'grpc.max_reconnect_backoff_ms': 2_000,
+  // A name is looked up again at most this often (a replica replaced or added is found within
+  // it); no TXT lookups: the service config is ours (grpcServiceConfig below), not the DNS's.
+  'grpc.dns_min_time_between_resolutions_ms': 5_000,
+  'grpc.service_config_disable_resolution': 1,
 };
+
+/**
+ * The channel's service config: calls spread over every address of the target (round_robin:
+ * one connection per replica, a replica whose connection failed is skipped until it is back),
+ * and the `retryable` methods (full paths, `/pkg.Service/Method`; read-only ones) sent again,
+ * to another replica, when one fails UNAVAILABLE before answering (a replica killed mid-call),
+ * within the call's own deadline.
+ */
+export function grpcServiceConfig(retryable: readonly string[] = []): string {
+  const methods = retryable.map((path) => {
+    const [, service, method] = path.split('/');
+    return { service, method };
+  });
+  return JSON.stringify({
+    loadBalancingConfig: [{ round_robin: {} }],
+    methodConfig:
+      methods.length === 0
+        ? []
+        : [
+            {
+              name: methods,
+              retryPolicy: {
+                maxAttempts: 3,
+                initialBackoff: '0.02s',
+                maxBackoff: '0.2s',
+                backoffMultiplier: 2,
+                retryableStatusCodes: ['UNAVAILABLE'],
+              },
+            },
+          ],
+  });
+}
 
 const SERVER_OPTIONS: ChannelOptions = {
   'grpc.keepalive_permit_without_calls': 1,
@@ -273,7 +310,10 @@ function serviceName(definition: ServiceDefinition): string {
   return first ? (first.path.split('/')[1] ?? '') : '';
 }
 
-/** Creates a client for a generated ts-proto client constructor with shared channel options. */
+/**
+ * Creates a client for a generated ts-proto client constructor with shared channel options;
+ * `address` is a grpc-js target (grpc-target.ts: one endpoint, a DNS name, or a list).
+ */
 export function createGrpcClient<C>(
   ClientCtor: new (
     address: string,
@@ -281,14 +321,22 @@ export function createGrpcClient<C>(
     options?: ChannelOptions,
   ) => C,
   address: string,
+  /** Methods retried on another replica after UNAVAILABLE (grpcServiceConfig). */
+  retryable: readonly string[] = [],
 ): C {
   // Finished calls' state otherwise survives every scavenge (see http2-stream-release.ts), and
   // every request would define Node 20's deprecated accessor (http2-request-bind.ts).
   releaseClosedHttp2Streams();
-  return new ClientCtor(address, credentials.createInsecure(), {
-    ...CHANNEL_OPTIONS,
-    interceptors: [clientInterceptor(address)],
-  });
+  const target = parseGrpcTarget(address);
+  return new ClientCtor(
+    'error' in target ? address : target.address,
+    credentials.createInsecure(),
+    {
+      ...CHANNEL_OPTIONS,
+      'grpc.service_config': grpcServiceConfig(retryable),
+      interceptors: [clientInterceptor(address)],
+    },
+  );
 }
 
 type UnaryMethod<Req, Res> = (
@@ -341,7 +389,7 @@ export async function checkHealth(
   service = '',
   timeoutMs = 1_000,
 ): Promise<boolean> {
-  const client = createGrpcClient(health.HealthClient, address);
+  const client = createGrpcClient(health.HealthClient, address, [`/${HEALTH_SERVICE}/Check`]);
   try {
     const res = await callUnary(client.check.bind(client), { service }, { timeoutMs });
     return res.status === ServingStatus.SERVING;

@@ -6,12 +6,14 @@ import {
   readSync,
   existsSync,
   fstatSync,
+  ftruncateSync,
   mkdirSync,
   readdirSync,
   truncateSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic, writeFully } from './atomic-file.js';
+import { storageFull } from './storage-full.js';
 
 /** Where a record's line is in its file: byte offset and length (newline excluded). */
 export interface JournalLine {
@@ -22,6 +24,8 @@ export interface JournalLine {
 export interface JsonlJournalOptions {
   /** Only read the file: a torn last line is skipped but left in place, and appends throw. */
   readOnly?: boolean;
+  /** Writes bytes at the file's end (writeFully by default): a seam to inject write faults. */
+  write?: (fd: number, bytes: Buffer) => void;
 }
 
 /**
@@ -29,7 +33,10 @@ export interface JsonlJournalOptions {
  * Each batch of records is written and fsynced before append() returns, so an
  * acknowledged write survives a crash; replay() rebuilds state at start-up.
  * A torn last line (crash mid-write) is cut off at replay: it was never acknowledged.
- * Every record's position is known, so a record can be read back by itself later.
+ * A write that fails (a full disk: ENOSPC) is cut back to the last complete record at once,
+ * so the next append after space is freed starts on a clean line; the error is a retryable
+ * service_unavailable. Every record's position is known, so a record can be read back by
+ * itself later.
  */
 export class JsonlJournal<T> {
   private fd: number | undefined;
@@ -40,6 +47,10 @@ export class JsonlJournal<T> {
   records = 0;
   /** Whether replay found a torn last line (and, unless read-only, cut it off). */
   torn = false;
+  /** Lines in the middle of the file that replay could not read (see replay). */
+  damaged = 0;
+  /** A failed write left bytes after `size` that could not be cut yet. */
+  private dirty = false;
 
   constructor(
     readonly path: string,
@@ -49,6 +60,11 @@ export class JsonlJournal<T> {
   /**
    * Calls `apply` for every stored record, in order, with where its line is; then, unless
    * read-only, opens the file for appending. Returns how many records there were.
+   *
+   * A line in the middle that is not JSON is never fatal: earlier versions could leave the
+   * start of a failed write in front of the next record on the same line, so the record that
+   * ends the line is salvaged when it parses by itself; otherwise the line is skipped.
+   * `damaged` counts them.
    */
   replay(apply: (record: T, line: JournalLine) => void): number {
     const readOnly = this.options.readOnly === true;
@@ -63,9 +79,12 @@ export class JsonlJournal<T> {
       for (let start = 0; start < end;) {
         const eol = bytes.indexOf(0x0a, start);
         if (eol > start) {
-          const record = JSON.parse(bytes.toString('utf8', start, eol)) as T;
-          apply(record, { offset: start, length: eol - start });
-          count++;
+          const parsed = parseLine<T>(bytes, start, eol);
+          if (parsed.offset !== start) this.damaged++;
+          if (parsed.record !== undefined) {
+            apply(parsed.record, { offset: parsed.offset, length: eol - parsed.offset });
+            count++;
+          }
         }
         start = eol + 1;
       }
@@ -93,8 +112,16 @@ export class JsonlJournal<T> {
       at.push({ offset, length });
       offset += length + 1;
     }
-    writeFully(this.fd!, Buffer.from(lines.join('\n') + '\n'));
-    fsyncSync(this.fd!);
+    this.cutBack(true);
+    try {
+      (this.options.write ?? writeFully)(this.fd!, Buffer.from(lines.join('\n') + '\n'));
+      fsyncSync(this.fd!);
+    } catch (err) {
+      // Part of the batch may be in the file: cut it, so no torn line stays before the next.
+      this.dirty = true;
+      this.cutBack(false);
+      throw storageFull(err, 'the store');
+    }
     this.size = offset;
     this.records += records.length;
     return at;
@@ -127,7 +154,11 @@ export class JsonlJournal<T> {
     if (this.options.readOnly) throw new Error(`journal ${this.path} is open read-only`);
     const bytes = Buffer.from(records.map((r) => JSON.stringify(r) + '\n').join(''));
     this.close();
-    writeFileAtomic(this.path, bytes, { tmp: `${this.path}.compact`, syncDirectory: true });
+    try {
+      writeFileAtomic(this.path, bytes, { tmp: `${this.path}.compact`, syncDirectory: true });
+    } catch (err) {
+      throw storageFull(err, 'the store');
+    }
     this.size = bytes.length;
     this.records = records.length;
     this.torn = false;
@@ -145,12 +176,43 @@ export class JsonlJournal<T> {
     this.readFd = undefined;
   }
 
+  /** Cuts the file back to its last complete record after a failed write. */
+  private cutBack(mustSucceed: boolean): void {
+    if (!this.dirty) return;
+    try {
+      ftruncateSync(this.fd!, this.size);
+      fsyncSync(this.fd!);
+      this.dirty = false;
+    } catch (err) {
+      if (mustSucceed) throw storageFull(err, 'the store');
+    }
+  }
+
   private open(): void {
     if (this.fd === undefined) {
       mkdirSync(dirname(this.path), { recursive: true });
       this.fd = openSync(this.path, 'a');
       this.size = fstatSync(this.fd).size;
     }
+  }
+}
+
+/**
+ * The record of the line bytes[start, eol), or, when it is not JSON, the record that ends it
+ * (the line a failed write's leftover bytes ran into), with the offset where it starts.
+ */
+function parseLine<T>(bytes: Buffer, start: number, eol: number): { record?: T; offset: number } {
+  try {
+    return { record: JSON.parse(bytes.toString('utf8', start, eol)) as T, offset: start };
+  } catch {
+    for (let at = bytes.indexOf('{"', start + 1); at !== -1 && at < eol;) {
+      try {
+        return { record: JSON.parse(bytes.toString('utf8', at, eol)) as T, offset: at };
+      } catch {
+        at = bytes.indexOf('{"', at + 1);
+      }
+    }
+    return { offset: eol };
   }
 }
 

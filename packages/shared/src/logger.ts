@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { activeTraceIds } from './trace-context.js';
 
 export type { Logger };
@@ -9,8 +9,16 @@ export type { Logger };
  */
 export const REDACT_PATHS = [
   'req.headers.authorization',
+  'req.headers["proxy-authorization"]',
+  'req.headers["x-api-key"]',
+  'req.headers["x-admin-token"]',
   'req.headers.cookie',
+  'res.headers["set-cookie"]',
   'headers.authorization',
+  'headers["proxy-authorization"]',
+  'headers["x-api-key"]',
+  'headers["x-admin-token"]',
+  'headers.cookie',
   'authorization',
   'apiKey',
   'key',
@@ -27,8 +35,10 @@ export const REDACT_PATHS = [
 export function createLogger(
   service: string,
   level: string = process.env.LOG_LEVEL ?? 'info',
+  /** Where lines go instead of stdout (tests read them). */
+  destination?: DestinationStream,
 ): Logger {
-  return pino({
+  const options: LoggerOptions = {
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -36,7 +46,8 @@ export function createLogger(
     formatters: { level: (label) => ({ level: label }) },
     // With tracing on, every line logged inside a span names it (trace_id, span_id).
     mixin: () => activeTraceIds() ?? {},
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Replaces the password of a connection URL so it can be logged. */

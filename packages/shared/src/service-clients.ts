@@ -38,6 +38,27 @@ type ClientConstructor<S> = Parameters<typeof createGrpcClient<{ close(): void }
 };
 
 /**
+ * Methods that change nothing (any service's): a call that fails UNAVAILABLE before an answer
+ * (its replica died) is sent again to another replica. The others are not: a creation, an
+ * answer (a deflection) or an update is not repeated behind the caller's back.
+ */
+const READ_ONLY = new Set([
+  'search',
+  'searchBatch',
+  'countEntries',
+  'embed',
+  'listTickets',
+  'getTicket',
+  'getLatestDigest',
+  'getUsage',
+  'classifyTicket',
+  'getTriageStatus',
+  'getTriageTrainingJob',
+  'listTriageModelVersions',
+  'getTriageModel',
+]);
+
+/**
  * Builds the promise client of a service API on one channel (shared channel options, metrics
  * and trace interceptors of createGrpcClient). Consumers wrap it in a thin adapter of their
  * own port, or use it as the port when its shape is the port's.
@@ -47,11 +68,15 @@ export function createServiceClient<S extends Record<string, UnaryDefinition>>(
   address: string,
   options: ServiceClientOptions<S> = {},
 ): ServiceClient<S> {
+  const retryable = Object.entries(Ctor.service)
+    .filter(([name]) => READ_ONLY.has(name))
+    .map(([, d]) => (d as unknown as { path: string }).path);
   // Requests encoded with the reused protobuf writer (grpc-serializers.ts).
-  const client = createGrpcClient(withPooledClientSerializers(Ctor), address) as unknown as Record<
-    string,
-    Parameters<typeof callUnary>[0]
-  > & { close(): void };
+  const client = createGrpcClient(
+    withPooledClientSerializers(Ctor),
+    address,
+    retryable,
+  ) as unknown as Record<string, Parameters<typeof callUnary>[0]> & { close(): void };
   const api: Record<string, unknown> = { address, close: () => client.close() };
   for (const name of Object.keys(Ctor.service)) {
     const method = client[name]!.bind(client);

@@ -1,9 +1,12 @@
 import { onShutdownSignal, runMain } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
 import { serveMetrics } from './metrics.js';
+import { privateUmask, securePrivateDir } from './private-dir.js';
 
 /** The settings runService reads itself; every schema has them (commonEnv, metricsEnv). */
 export interface ServiceSettings {
+  EMBEDDED: boolean;
+  DATA_DIR: string;
   LOG_LEVEL: string;
   METRICS_PORT: number;
   METRICS_HOST: string;
@@ -23,7 +26,8 @@ export interface ServiceMain<C extends ServiceSettings, S extends { stop(): Prom
 }
 
 /**
- * The whole of a service's main: config, logger (LOG_LEVEL), metrics endpoint (METRICS_PORT,
+ * The whole of a service's main: config, logger (LOG_LEVEL), in embedded mode a private
+ * DATA_DIR (privateDataDir), metrics endpoint (METRICS_PORT,
  * METRICS_HOST), start, and a graceful stop on SIGTERM/SIGINT (the server first, then the
  * metrics endpoint). A failed start prints one line and exits 1.
  */
@@ -35,6 +39,7 @@ export function runService<C extends ServiceSettings, S extends { stop(): Promis
     const config = main.loadConfig();
     main.prepare?.(config);
     const logger = createLogger(name, config.LOG_LEVEL);
+    if (config.EMBEDDED) privateDataDir(config.DATA_DIR, logger);
     const metrics =
       main.serveMetrics === false
         ? undefined
@@ -46,4 +51,19 @@ export function runService<C extends ServiceSettings, S extends { stop(): Promis
       await metrics?.close();
     });
   });
+}
+
+/**
+ * Embedded mode keeps every tenant's data and the signing secrets under DATA_DIR: owner-only
+ * from the umask on, the folder 0700 and what it already holds tightened (securePrivateDir).
+ * A DATA_DIR that cannot be changed (read-only, another owner) is logged, not fatal: a service
+ * whose backends are all set never writes there.
+ */
+function privateDataDir(dataDir: string, logger: Logger): void {
+  privateUmask();
+  try {
+    securePrivateDir(dataDir);
+  } catch (err) {
+    logger.warn({ err, dataDir }, 'DATA_DIR could not be made private (0700, files 0600)');
+  }
 }

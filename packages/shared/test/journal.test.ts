@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  AppError,
   JournaledStore,
   JsonlJournal,
   SegmentedJournal,
@@ -85,10 +86,97 @@ test('when a crash tore the last line, then replay drops it and later appends an
   assert.deepEqual(again, [1, 3]);
 });
 
-test('when a middle line is corrupt, then replay refuses to start instead of losing data silently', () => {
+test('when a middle line is not JSON, then replay skips and counts it instead of refusing to start', () => {
   const path = join(mkdtempSync(join(tmpdir(), 'journal-')), 'j.jsonl');
   appendFileSync(path, '{"n":1}\nnot json\n{"n":3}\n');
-  assert.throws(() => new JsonlJournal(path).replay(() => undefined));
+  const j = new JsonlJournal<{ n: number }>(path);
+  const seen: number[] = [];
+  assert.equal(
+    j.replay((r) => seen.push(r.n)),
+    2,
+  );
+  assert.deepEqual(seen, [1, 3]);
+  assert.equal(j.damaged, 1);
+  j.close();
+});
+
+test('when a failed write left a torn record in front of the next one, then replay salvages the next record at its own position', () => {
+  // What a full disk left behind before failed writes were cut back: half a record, then the
+  // next acknowledged record on the same line.
+  const path = join(mkdtempSync(join(tmpdir(), 'journal-')), 'j.jsonl');
+  appendFileSync(path, '{"n":1}\n{"n":2,"s":"to{"n":3,"s":"{\\"x\\":1}"}\n{"n":4}\n');
+  const j = new JsonlJournal<{ n: number }>(path);
+  const seen: Array<[number, JournalLine]> = [];
+  j.replay((r, line) => seen.push([r.n, line]));
+  assert.deepEqual(
+    seen.map(([n]) => n),
+    [1, 3, 4],
+  );
+  assert.deepEqual(j.read(seen[1]![1]), { n: 3, s: '{"x":1}' });
+  assert.equal(j.damaged, 1);
+  j.close();
+});
+
+const enospc = (): Error =>
+  Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+
+test('when the disk fills in the middle of a write, then the partial record is cut, the error is a retryable 503, and appends work again once there is space', () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'journal-')), 'j.jsonl');
+  let full = false;
+  const j = new JsonlJournal<{ n: number; pad: string }>(path, {
+    write: (fd, bytes) => {
+      if (!full) return void writeSync(fd, bytes);
+      writeSync(fd, bytes, 0, Math.floor(bytes.length / 2)); // what fit before the disk filled
+      throw enospc();
+    },
+  });
+  j.replay(() => undefined);
+  j.append({ n: 1, pad: 'x' });
+  full = true;
+  for (const n of [2, 3]) {
+    assert.throws(
+      () =>
+        j.appendMany([
+          { n, pad: 'y'.repeat(100) },
+          { n: n + 10, pad: 'z' },
+        ]),
+      (err: unknown) =>
+        err instanceof AppError &&
+        err.code === 'service_unavailable' &&
+        err.httpStatus === 503 &&
+        (err.retryAfter ?? 0) > 0,
+    );
+    assert.equal(readFileSync(path, 'utf8'), '{"n":1,"pad":"x"}\n');
+  }
+  full = false;
+  const at = j.append({ n: 4, pad: 'w' });
+  assert.deepEqual(j.read(at), { n: 4, pad: 'w' });
+  j.close();
+  const seen: number[] = [];
+  const again = new JsonlJournal<{ n: number }>(path);
+  again.replay((r) => seen.push(r.n));
+  assert.deepEqual(seen, [1, 4]);
+  assert.equal(again.damaged, 0);
+  again.close();
+});
+
+test('when a write fails for another reason than space, then the partial record is cut too and the error passes unchanged', () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'journal-')), 'j.jsonl');
+  let fail = false;
+  const j = new JsonlJournal<{ n: number }>(path, {
+    write: (fd, bytes) => {
+      writeSync(fd, bytes, 0, fail ? 3 : bytes.length);
+      if (fail) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    },
+  });
+  j.replay(() => undefined);
+  j.append({ n: 1 });
+  fail = true;
+  assert.throws(() => j.append({ n: 2 }), { code: 'EIO' });
+  fail = false;
+  j.append({ n: 3 });
+  j.close();
+  assert.equal(readFileSync(path, 'utf8'), '{"n":1}\n{"n":3}\n');
 });
 
 test('when records are appended, then each can be read back by the position append returned or replay reported', () => {

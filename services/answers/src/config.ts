@@ -6,6 +6,7 @@ import {
   intEnv,
   openAiEnv,
   serviceAddr,
+  serviceTarget,
   serviceConfig,
   sharedSetting,
   v8FlagsEnv,
@@ -31,10 +32,13 @@ export const { schema: configSchema, load: loadAnswersConfig } = serviceConfig(
       'answers',
       'host:port of the gRPC listener (port 0 picks a free one).',
     ),
-    KNOWLEDGE_ADDR: serviceAddr('knowledge', 'The knowledge service, searched for every answer.'),
-    TICKETS_ADDR: serviceAddr(
+    KNOWLEDGE_ADDR: serviceTarget(
+      'knowledge',
+      'The knowledge service, searched for every answer (host:port, a name of every replica, or ip:port,ip:port).',
+    ),
+    TICKETS_ADDR: serviceTarget(
       'tickets',
-      'The tickets service, told the triage result (ApplyTriage).',
+      'The tickets service, told the triage result (ApplyTriage); replicas as for KNOWLEDGE_ADDR.',
     ),
     MYSQL_URL: backendUrl.mysql('deflection ledger and org policies.'),
     NATS_URL: backendUrl.nats('ticket events, durable consumer answers-triage.'),

@@ -109,7 +109,13 @@ describe('KnowledgeSearchClient', () => {
       c.search('acme', 'reset my password', 5),
       c.search('globex', 'export invoices', 5),
     ]);
-    assert.deepEqual(stub.batches, [2]);
+    // One SearchBatch of both searches; the channel's retry policy may send it again (to another
+    // replica, UNAVAILABLE being retryable for read-only calls), at most three times in all.
+    assert.ok(stub.batches.length >= 1 && stub.batches.length <= 3, `${stub.batches}`);
+    assert.ok(
+      stub.batches.every((size) => size === 2),
+      `${stub.batches}`,
+    );
     for (const s of settled) {
       assert.equal(s.status, 'rejected');
       assert.equal(((s as PromiseRejectedResult).reason as AppError).code, 'service_unavailable');

@@ -131,6 +131,25 @@ for (const adapter of [mysqlAdapter(), embeddedAdapter()]) {
       assert.equal(await ledger.used('e', '2026-02'), 1);
     });
 
+    test('when the clock steps forward across a month boundary and back, then the limit starts over once and the earlier month is not reopened', async () => {
+      const before = new Date('2026-04-30T23:30:00.000Z');
+      const jumped = new Date('2026-05-01T00:30:00.000Z');
+      const granted: string[] = [];
+      const deflect = async (now: Date) => {
+        const req = id();
+        const r = await reserve('jump', req, 2, now);
+        if (r.kind !== 'reserved') return;
+        if ((await ledger.commit(req, 2, now)) === 'committed') granted.push(r.month);
+      };
+      await deflect(before); // April: 1 of 2
+      for (let i = 0; i < 3; i++) await deflect(jumped); // +1 h: May starts over (2 of 2)
+      for (let i = 0; i < 3; i++) await deflect(before); // −1 h: still May, nothing left
+      for (let i = 0; i < 3; i++) await deflect(new Date('2026-05-01T00:00:01.000Z'));
+      assert.deepEqual(granted, ['2026-04', '2026-05', '2026-05']);
+      assert.equal(await ledger.used('jump', '2026-04'), 1);
+      assert.equal(await ledger.used('jump', '2026-05'), 2);
+    });
+
     test('when 60 reservations race for 10 slots, then exactly 10 are granted', async () => {
       const outcomes = await Promise.all(
         Array.from({ length: 60 }, () => reserve('race', id(), 10)),

@@ -7,6 +7,7 @@ import {
   openAiEnv,
   port,
   serviceAddr,
+  serviceTarget,
   serviceConfig,
   sharedSetting,
   unitEnv,
@@ -29,9 +30,9 @@ const digestConfig = serviceConfig(
       'digest',
       'host:port of the gRPC listener; port 0 picks a free one (tests).',
     ),
-    KNOWLEDGE_ADDR: serviceAddr(
+    KNOWLEDGE_ADDR: serviceTarget(
       'knowledge',
-      'The knowledge service: Search (topic answers) and EmbeddingsService.Embed (topic grouping).',
+      'The knowledge service: Search (topic answers) and EmbeddingsService.Embed (topic grouping); host:port, a name of every replica, or ip:port,ip:port.',
     ),
     MYSQL_URL: backendUrl.mysql('aggregates, digests, schedule lease and runs.'),
     NATS_URL: backendUrl.nats(

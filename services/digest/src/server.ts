@@ -94,7 +94,7 @@ export async function start(
 
     if (config.DIGEST_SCHEDULER_ENABLED) {
       const scheduler = new WeeklyDigestScheduler(
-        { store: repo, build, backlog: () => consumer.refreshLag(), metrics, logger, now },
+        { store: repo, build, backlog: () => consumer.refreshLag(), metrics, logger },
         {
           holder: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
           tickMs: config.DIGEST_SCHEDULER_TICK_MS,

@@ -1,10 +1,12 @@
 // The weekly run: exactly once across replicas (MySQL lease + digest_runs), after the consumer caught up.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { createTestDatabase } from '../../../test/support/mysql.js';
 import { freePort } from '../../../test/support/backends.js';
-import { addDays, lastCompleteWeek } from '../src/domain/iso-week.js';
+import { addDays, lastCompleteWeek, weekEndInstant } from '../src/domain/iso-week.js';
 import { MysqlDigestRepository } from '../src/data-access/mysql/digest-repository.js';
+import { WeeklyDigestScheduler } from '../src/entry-points/scheduler.js';
+import { DigestMetrics } from '../src/entry-points/metrics.js';
 import {
   EventPublisher,
   eventually,
@@ -189,4 +191,50 @@ describe('weekly schedule across replicas', () => {
       await repo.close();
     }
   });
+
+  it("when this replica's clock steps past the end of the week, then the database's clock decides and the current week is not built before it ends", async () => {
+    const repo = await MysqlDigestRepository.open(db.url, testLogger);
+    const built: string[] = [];
+    const scheduler = new WeeklyDigestScheduler(
+      {
+        store: repo,
+        build: async (_orgId, weekStart) => built.push(weekStart),
+        backlog: async () => 0,
+        metrics: new DigestMetrics(),
+        logger: testLogger,
+      },
+      {
+        holder: 'clock-test',
+        tickMs: 60_000,
+        offsetMinutes: 0,
+        leaseTtlMs: 1_000,
+        runStaleMs: 60_000,
+        maxLagWaitMs: 0,
+      },
+    );
+    const thisWeek = lastCompleteWeek(addDaysToDate(new Date(), 7));
+    // An hour after the current week ends, by this process's clock only.
+    mock.timers.enable({ apis: ['Date'], now: weekEndInstant(thisWeek).getTime() + 3_600_000 });
+    try {
+      await scheduler.tick();
+    } finally {
+      mock.timers.reset();
+      await repo.close();
+    }
+    assert.notEqual(await runStateOf(db.url, thisWeek), 'finished');
+    assert.ok(!built.includes(thisWeek), `built ${built.join(', ')}`);
+  });
 });
+
+function addDaysToDate(at: Date, days: number): Date {
+  return new Date(at.getTime() + days * 24 * 3_600_000);
+}
+
+async function runStateOf(url: string, weekStart: string): Promise<string> {
+  const rows = await queryRows<{ finished_at: string | null }>(
+    url,
+    'SELECT finished_at FROM digest_runs WHERE week_start = ?',
+    [weekStart],
+  );
+  return rows.length === 0 ? 'none' : rows[0]!.finished_at ? 'finished' : 'running';
+}

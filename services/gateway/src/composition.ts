@@ -31,7 +31,8 @@ import { OrgPolicySync } from './domain/policy-sync.js';
 import type { GatewayStore, Upstreams } from './domain/ports.js';
 import { createAdminApp } from './entry-points/admin/app.js';
 import { createPublicApp } from './entry-points/http/app.js';
-import type { ReadinessCheck } from './entry-points/http/health.js';
+import { LogRedactor } from './entry-points/http/log-redaction.js';
+import { Readiness, type ReadinessCheck } from './entry-points/http/health.js';
 
 /** What start() opened, each with its close; closed newest first, after the listeners. */
 
@@ -81,7 +82,9 @@ export async function openAdapters(
   const demoKbMarker = config.EMBEDDED ? new DemoKbMarker(config.DATA_DIR) : undefined;
   if (demo) demoKbMarker?.markPending();
 
-  const redis = config.REDIS_URL ? await openRedis(config.REDIS_URL, logger, closers) : undefined;
+  const redis = config.REDIS_URL
+    ? await openRedis(config.REDIS_URL, config.REDIS_COMMAND_TIMEOUT_MS, logger, closers)
+    : undefined;
   const upstreams = openUpstreams(config, closers);
 
   // Pending from the first start until the knowledge service has taken the demo KB.
@@ -108,8 +111,13 @@ export async function openAdapters(
 }
 
 /** Redis for the rate limits; an unreachable Redis does not fail the start (in-memory limits). */
-async function openRedis(url: string, logger: Logger, closers: Closers): Promise<Redis> {
-  const client = connectRedis(url, logger);
+async function openRedis(
+  url: string,
+  commandTimeoutMs: number,
+  logger: Logger,
+  closers: Closers,
+): Promise<Redis> {
+  const client = connectRedis(url, logger, commandTimeoutMs);
   closers.push(() => {
     client.removeAllListeners('close'); // not an outage: don't log one
     client.disconnect();
@@ -197,8 +205,11 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
   const { config, logger, contract, adapters, shuttingDown } = input;
   const { store, redis, upstreams, policySync } = adapters;
   const createLimiter = limiterFactory(redis);
+  const redactor = new LogRedactor([input.adminToken]);
+  const readiness = new Readiness(readinessChecks(config, store, redis), shuttingDown);
   const publicApp = createPublicApp({
     logger,
+    redactor,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     fallbackBaseUrl: `http://localhost:${config.PORT}`,
     authorizationServers: config.AUTHORIZATION_SERVERS,
@@ -213,15 +224,17 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
     contract,
     operations: new AgentOperations({ rules: contract.rules, ...upstreams }),
     mcpAllowedOrigins: config.MCP_ALLOWED_ORIGINS,
-    readinessChecks: readinessChecks(config, store, redis),
+    readiness,
     shuttingDown,
   });
   const adminApp = createAdminApp({
     logger,
+    redactor,
     adminToken: input.adminToken,
     orgs: new OrgAdmin(store, (orgId, settings) => policySync.publish(orgId, settings)),
     ...upstreams,
     ticketStatuses: contract.enumValues('TicketStatus'),
+    readiness,
     shuttingDown,
   });
   return { publicApp, adminApp };

@@ -3,8 +3,9 @@ import {
   intEnv,
   port,
   serverUrl,
-  serviceAddr,
+  serviceTarget,
   serviceConfig,
+  sharedSetting,
   v8FlagsEnv,
   z,
 } from '@support-agent/shared';
@@ -117,10 +118,17 @@ export const { schema: configSchema, load: loadGatewayConfig } = serviceConfig(
       ),
     MYSQL_URL: backendUrl.mysql('organizations, settings and API keys.'),
     REDIS_URL: backendUrl.redis('rate limits shared by every replica; unset = in-memory.'),
-    TICKETS_ADDR: serviceAddr('tickets', 'The tickets service.'),
-    KNOWLEDGE_ADDR: serviceAddr('knowledge', 'The knowledge service.'),
-    ANSWERS_ADDR: serviceAddr('answers', 'The answers service.'),
-    DIGEST_ADDR: serviceAddr('digest', 'The digest service.'),
+    REDIS_COMMAND_TIMEOUT_MS: sharedSetting.redisCommandTimeout(),
+    TICKETS_ADDR: serviceTarget(
+      'tickets',
+      'The tickets service: host:port (a DNS name stands for every replica it resolves to), dns:///name:port, or replicas as ip:port,ip:port.',
+    ),
+    KNOWLEDGE_ADDR: serviceTarget(
+      'knowledge',
+      'The knowledge service; replicas as for TICKETS_ADDR.',
+    ),
+    ANSWERS_ADDR: serviceTarget('answers', 'The answers service; replicas as for TICKETS_ADDR.'),
+    DIGEST_ADDR: serviceTarget('digest', 'The digest service; replicas as for TICKETS_ADDR.'),
     PUBLIC_BASE_URL: serverUrl(['http:', 'https:'])
       .transform((url) => url.replace(/\/+$/, ''))
       .optional()

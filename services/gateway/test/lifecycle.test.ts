@@ -36,7 +36,7 @@ it('when stop() is called, then readiness fails at once, in-flight requests comp
 
   const ready = await request(`${gw.base}/readyz`);
   assert.equal(ready.status, 503);
-  assert.equal(ready.json.status, 'shutting_down');
+  assert.equal(ready.json.status, 'not_ready');
   assert.equal((await request(`${gw.base}/healthz`)).status, 200, 'still alive while draining');
 
   const slow = await inFlight;

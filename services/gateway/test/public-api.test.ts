@@ -2,6 +2,7 @@
 // upstreams. Run through `npm test` (TEST_MYSQL_URL, TEST_REDIS_URL).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { metricsRegistry } from '@support-agent/shared';
 import { createTestDatabase } from '../../../test/support/mysql.js';
 import { generateApiKey } from '../src/domain/api-keys.js';
 import {
@@ -729,18 +730,51 @@ describe('probes and metadata', () => {
     assert.deepEqual(res.json, { status: 'ok' });
   });
 
-  it('when every dependency answers, then /readyz is 200; when tickets is down, then 503 naming it', async () => {
+  it('when every dependency answers, then /readyz is 200; when tickets is down, then 503 naming nothing', async () => {
     const ok = await request(`${gw.base}/readyz`);
     assert.equal(ok.status, 200, ok.text);
-    assert.deepEqual(ok.json, {
-      status: 'ok',
-      checks: { store: 'ok', redis: 'ok', tickets: 'ok' },
-    });
+    assert.deepEqual(ok.json, { status: 'ready' });
     const bad = await request(`${down.base}/readyz`);
     assert.equal(bad.status, 503);
+    assert.equal(bad.headers.get('retry-after'), '1');
+    assert.deepEqual(bad.json, {
+      status: 'not_ready',
+      error: { message: 'not ready', code: 'service_unavailable' },
+    });
+    // No address, no dependency name, no upstream error text on the public listener.
+    assert.doesNotMatch(bad.text, /127\.0\.0\.1|tickets|store|redis|serving/);
+  });
+
+  it('when the admin asks /admin/v1/readyz, then the checks and their reasons are shown, behind the admin token', async () => {
+    const ok = await admin(gw, 'GET', '/readyz');
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(ok.json, {
+      status: 'ready',
+      checks: { store: 'ok', redis: 'ok', tickets: 'ok' },
+    });
+    const bad = await admin(down, 'GET', '/readyz');
+    assert.equal(bad.status, 503);
+    assert.equal(bad.json.status, 'not_ready');
     assert.equal(bad.json.checks.store, 'ok');
-    assert.match(bad.json.checks.tickets, /^failed/);
+    assert.match(bad.json.checks.tickets, /^failed: tickets service at 127\.0\.0\.1:1 /);
     assert.equal(bad.json.error.code, 'service_unavailable');
+    const anonymous = await request(`${down.adminBase}/admin/v1/readyz`);
+    assert.equal(anonymous.status, 401);
+    assert.doesNotMatch(anonymous.text, /127\.0\.0\.1/);
+    // Each check run sets the per-dependency gauge.
+    const gauge = await metricsRegistry.getSingleMetricAsString('gateway_dependency_up');
+    assert.match(gauge, /^gateway_dependency_up\{dependency="tickets"\} [01]$/m);
+    assert.match(gauge, /^gateway_dependency_up\{dependency="store"\} 1$/m);
+    await request(`${down.base}/readyz`);
+    assert.match(
+      await metricsRegistry.getSingleMetricAsString('gateway_dependency_up'),
+      /^gateway_dependency_up\{dependency="tickets"\} 0$/m,
+    );
+    await request(`${gw.base}/readyz`);
+    assert.match(
+      await metricsRegistry.getSingleMetricAsString('gateway_dependency_up'),
+      /^gateway_dependency_up\{dependency="tickets"\} 1$/m,
+    );
   });
 
   it('when the protected-resource metadata is fetched, then it follows RFC 9728 with the scope catalogue', async () => {

@@ -272,7 +272,8 @@ describe('Redis outage', () => {
       }
       // The in-memory insurance limiter starts its own window: 3 pass, then 429.
       assert.deepEqual(statuses, [200, 200, 200, 429]);
-      const ready = await request(`${d.base}/readyz`);
+      assert.equal((await request(`${d.base}/readyz`)).status, 503);
+      const ready = await admin(d, 'GET', '/readyz');
       assert.equal(ready.status, 503);
       assert.match(ready.json.checks.redis, /^failed/);
     } finally {

@@ -18,7 +18,7 @@ import { dot, queryTerms } from '../src/domain/scoring.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { countEntries, deleteEntries, upsertEntries } from '../src/domain/upsert.js';
 import { ENTRIES, randomSuffix, silentLogger, tempDir } from './support/fixtures.js';
-import { QdrantStandIn, requestsWithoutOrgFilter } from './support/qdrant-standin.js';
+import { QdrantStandIn, requestsWithoutOrgFilter } from '../../../test/support/qdrant-standin.js';
 
 interface Backend {
   /** Opens (or reopens) the collection of an embedding provider. */

@@ -18,7 +18,7 @@ import { HashedEmbeddings } from '../src/data-access/hashed-embeddings.js';
 import { EmbeddedIndex } from '../src/data-access/embedded-index/index.js';
 import { createQdrantClient, QdrantCatalog, QdrantIndex } from '../src/data-access/qdrant-index.js';
 import type { KnowledgeIndex } from '../src/domain/ports.js';
-import { QdrantStandIn } from './support/qdrant-standin.js';
+import { QdrantStandIn } from '../../../test/support/qdrant-standin.js';
 import { collectionName } from '../src/domain/fingerprint.js';
 import { searchEntries, type KnowledgeDeps } from '../src/domain/search.js';
 import { upsertEntries } from '../src/domain/upsert.js';

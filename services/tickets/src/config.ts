@@ -17,6 +17,7 @@ export const { schema: configSchema, load: loadTicketsConfig } = serviceConfig(
     ),
     MYSQL_URL: backendUrl.mysql('tickets, outbox, triage log, cursor secret.'),
     REDIS_URL: backendUrl.redis('idempotency lock and cache (speed, not correctness).'),
+    REDIS_COMMAND_TIMEOUT_MS: sharedSetting.redisCommandTimeout(),
     NATS_URL: backendUrl.nats('JetStream, where ticket events are published.'),
     MYSQL_POOL_SIZE: sharedSetting.mysqlPoolSize(20),
     CREATE_BATCH: intEnv(1, 1_000, 100).describe(

@@ -98,6 +98,7 @@ async function openAdapters(
   if (config.REDIS_URL) {
     idempotency = await RedisIdempotencyStore.connect(config.REDIS_URL, logger, {
       cacheTtlMs: config.IDEMPOTENCY_CACHE_TTL_HOURS * HOUR_MS,
+      commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     });
   } else {
     idempotency = new InMemoryIdempotencyStore(config.IDEMPOTENCY_CACHE_TTL_HOURS * HOUR_MS);

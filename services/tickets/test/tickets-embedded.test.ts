@@ -259,4 +259,31 @@ describe('tickets service (embedded restarts)', () => {
       await second.stop();
     }
   });
+
+  it('when a failed write left half a record in the middle of the journal and a crash tore its end, then the service starts with every complete ticket', async () => {
+    const dataDir = tempDataDir();
+    const orgId = newOrg();
+    const first = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    const ids: number[] = [];
+    for (const content of ['one', 'two'])
+      ids.push((await first.client.createTicket({ orgId, content })).ticketId);
+    await first.stop();
+    // What an earlier version left after a full disk: the start of a write that failed, then
+    // the next acknowledged record on the same line; and a record torn by a kill -9.
+    const journal = join(dataDir, 'tickets', 'journal.jsonl');
+    const lines = readFileSync(journal, 'utf8').split('\n').filter(Boolean);
+    const last = lines.pop()!;
+    lines.push(last.slice(0, 40) + last);
+    writeFileSync(journal, lines.join('\n') + '\n' + last.slice(0, 25));
+
+    const second = await startService({ EMBEDDED: 'true', DATA_DIR: dataDir });
+    try {
+      for (const ticketId of ids)
+        assert.equal((await second.client.getTicket({ orgId, ticketId })).ticket?.id, ticketId);
+      const next = await second.client.createTicket({ orgId, content: 'three' });
+      assert.equal(next.ticketId, ids[1]! + 1);
+    } finally {
+      await second.stop();
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { AppError } from '../errors.js';
+import { storageFull } from '../storage-full.js';
 import { sleep } from '../time.js';
 
 /**
@@ -50,12 +51,16 @@ export function isMysqlUnavailable(err: unknown): boolean {
 }
 
 /**
- * An unreachable or overloaded database becomes service_unavailable (retryable: 503 with
+ * An unreachable, overloaded or full database becomes service_unavailable (retryable: 503 with
  * Retry-After at the gateway) naming `what` ("the tickets database"); anything else, an
  * AppError included, passes through unchanged.
  */
 export function mysqlUnavailable(err: unknown, what: string): unknown {
-  if (err instanceof AppError || !isMysqlUnavailable(err)) return err;
+  if (err instanceof AppError) return err;
+  // A full disk: the statement was refused and rolled back; it succeeds once space is freed.
+  const full = storageFull(err, what);
+  if (full !== err) return full;
+  if (!isMysqlUnavailable(err)) return err;
   return new AppError('service_unavailable', `${what} is unavailable`, {
     retryAfter: 1,
     cause: err,

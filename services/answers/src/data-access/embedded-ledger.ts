@@ -40,6 +40,8 @@ export class EmbeddedLedger
 {
   private readonly reservations = new Map<string, Reservation>();
   private readonly months = new Map<string, { used: number; reserved: number }>();
+  /** Each organization's latest month with a counter: months never go back (see monthFor). */
+  private readonly latestMonth = new Map<string, string>();
   private readonly policies = new Map<string, OrgPolicy>();
 
   private constructor(
@@ -71,7 +73,7 @@ export class EmbeddedLedger
       });
       return { kind: 'reserved', month: existing.month };
     }
-    const month = monthOf(req.now);
+    const month = this.monthFor(req.orgId, req.now);
     const c = this.counter(req.orgId, month);
     if (c.used + c.reserved >= req.limit) return { kind: 'limit_reached', month };
     this.record({
@@ -91,7 +93,7 @@ export class EmbeddedLedger
     if (r.state === 'committed') return 'already_committed';
     let month = r.month;
     if (r.state === 'released') {
-      month = monthOf(now);
+      month = this.monthFor(r.orgId, now);
       const c = this.counter(r.orgId, month);
       if (c.used + c.reserved >= limit) return 'limit_reached';
     }
@@ -143,7 +145,19 @@ export class EmbeddedLedger
     });
   }
 
+  /**
+   * The month a deflection at `now` counts in: the calendar month of `now`, but never one before
+   * the organization's latest (a clock stepped back across a month boundary does not reopen the
+   * previous month's counter: a month's limit starts over once).
+   */
+  private monthFor(orgId: string, now: Date): string {
+    const month = monthOf(now);
+    const latest = this.latestMonth.get(orgId);
+    return latest !== undefined && latest > month ? latest : month;
+  }
+
   private counter(orgId: string, month: string): { used: number; reserved: number } {
+    if (month > (this.latestMonth.get(orgId) ?? '')) this.latestMonth.set(orgId, month);
     const k = key(orgId, month);
     let c = this.months.get(k);
     if (!c) this.months.set(k, (c = { used: 0, reserved: 0 }));

@@ -1,5 +1,11 @@
 import type { PoolConnection, RowDataPacket } from 'mysql2/promise';
-import { openMysql, withTransaction, type Logger, type Pool } from '@support-agent/shared';
+import {
+  mysqlUnavailable,
+  openMysql,
+  withTransaction,
+  type Logger,
+  type Pool,
+} from '@support-agent/shared';
 import { monthOf } from '../domain/month.js';
 import type {
   CommitOutcome,
@@ -68,7 +74,7 @@ export class MysqlLedger implements DeflectionLedger, PolicyStore {
         );
         return { kind: 'reserved', month: existing.month };
       }
-      const month = monthOf(req.now);
+      const month = await monthFor(conn, req.orgId, req.now);
       const counter = await lockMonth(conn, req.orgId, month, req.now);
       if (counter.used + counter.reserved >= req.limit) return { kind: 'limit_reached', month };
       await conn.query(
@@ -108,7 +114,7 @@ export class MysqlLedger implements DeflectionLedger, PolicyStore {
         );
       } else {
         // Expired and released by the sweeper while generating: take a slot again if one is free.
-        const month = monthOf(now);
+        const month = await monthFor(conn, r.org_id, now);
         const counter = await lockMonth(conn, r.org_id, month, now);
         if (counter.used + counter.reserved >= limit) return 'limit_reached';
         await conn.query(
@@ -205,6 +211,7 @@ export class MysqlLedger implements DeflectionLedger, PolicyStore {
       isolation: 'READ COMMITTED',
       attempts: MAX_ATTEMPTS,
       retryDuplicates: true,
+      mapError: (err) => mysqlUnavailable(err, 'the answers database'),
     });
   }
 }
@@ -218,6 +225,21 @@ async function lockReservation(
     [requestId],
   );
   return rows[0];
+}
+
+/**
+ * The month a deflection at `now` counts in: the calendar month of `now`, but never one before
+ * the organization's latest counter (a replica whose clock is behind, or a clock stepped back
+ * across a month boundary, does not reopen the previous month: a month's limit starts over once).
+ */
+async function monthFor(conn: PoolConnection, orgId: string, now: Date): Promise<string> {
+  const [rows] = await conn.query<RowDataPacket[]>(
+    'SELECT MAX(month) AS latest FROM answers_deflection_months WHERE org_id = ?',
+    [orgId],
+  );
+  const month = monthOf(now);
+  const latest = rows[0]?.latest as string | null | undefined;
+  return typeof latest === 'string' && latest > month ? latest : month;
 }
 
 /** Makes sure the (org, month) counter exists and locks it. */

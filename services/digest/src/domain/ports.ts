@@ -75,6 +75,11 @@ export type RunState = 'none' | 'running' | 'finished';
 
 /** Coordination of the automatic weekly run across replicas. */
 export interface ScheduleStore {
+  /**
+   * The time that says which week's run is due: the database's clock (one clock for every
+   * replica, that a step of one replica's clock does not move), or this process's when embedded.
+   */
+  clock(): Promise<Date>;
   /** Takes or renews the named lease for `ttlMs`; false while another holder's lease is live. */
   tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
   releaseLease(name: string, holder: string): Promise<void>;

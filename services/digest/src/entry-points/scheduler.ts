@@ -26,7 +26,6 @@ export interface SchedulerDeps {
   backlog: () => Promise<number | undefined>;
   metrics: DigestMetrics;
   logger: Logger;
-  now: () => Date;
 }
 
 /**
@@ -74,7 +73,9 @@ export class WeeklyDigestScheduler {
   /** One check of the due run; public for tests. */
   async tick(): Promise<void> {
     const { store, logger } = this.deps;
-    const now = this.deps.now();
+    // The store's clock, not this process's: a replica whose clock stepped ahead across the
+    // end of a week must not build that week's digest while its tickets are still coming.
+    const now = await store.clock();
     const { weekStart, dueAt } = dueWeek(now, this.options.offsetMinutes);
     if (this.finishedWeeks.has(weekStart)) return;
     if ((await store.runState(weekStart)) === 'finished') {

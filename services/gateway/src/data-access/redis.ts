@@ -1,18 +1,15 @@
-import { redactUrl, type Logger } from '@support-agent/shared';
+import { failFastRedisOptions, redactUrl, type Logger } from '@support-agent/shared';
 import { Redis } from 'ioredis';
 
 /**
- * The Redis connection of the rate limiters. No offline queue: while Redis is unreachable
- * commands fail at once and the limiters fall back to their in-memory insurance, so requests
- * are never held up waiting for Redis. State changes are logged once each, not per attempt.
+ * The Redis connection of the rate limiters, fail-fast (failFastRedisOptions): while Redis is
+ * unreachable, silent or slower than `commandTimeoutMs`, commands fail and the limiters fall
+ * back to their in-memory insurance, so requests are never held up waiting for Redis. State
+ * changes are logged once each, not per attempt.
  */
-export function connectRedis(url: string, logger: Logger): Redis {
+export function connectRedis(url: string, logger: Logger, commandTimeoutMs?: number): Redis {
   const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 1_000,
-    connectTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    ...failFastRedisOptions(commandTimeoutMs),
     // Commands issued in the same tick (concurrent requests' rate-limit checks) go out in one
     // socket write: fewer syscalls under load, no extra wait when idle.
     enableAutoPipelining: true,

@@ -1,4 +1,9 @@
-import { AppError, codePointLength, invalidRequest } from '@support-agent/shared';
+import {
+  AppError,
+  codePointLength,
+  invalidRequest,
+  loneSurrogatePath,
+} from '@support-agent/shared';
 
 // Input rules of DESIGN.md §3, as small functions the operations compose:
 // - lengths are counted in Unicode code points (as JSON Schema's maxLength counts them);
@@ -134,6 +139,26 @@ export function readEnum<T extends string>(value: unknown, rule: EnumRule<T>): T
     throw invalidRequest(`${rule.param} must be one of: ${rule.values.join(', ')}`, rule.param);
   }
   return v as T;
+}
+
+/**
+ * The error for text holding a lone UTF-16 surrogate: `param` names the field (`''` for the whole
+ * value), `context` is put before the message (e.g. `line 3: `).
+ */
+export function loneSurrogateError(param: string, context = ''): AppError {
+  return invalidRequest(
+    `${context}${param || 'the request body'} must be valid Unicode text: it holds a lone UTF-16 surrogate (an escape such as \\ud800 without its pair)`,
+    param || undefined,
+  );
+}
+
+/**
+ * Refuses a parsed JSON value holding a string with a lone surrogate, naming the field. Every
+ * JSON body passes here once, so no field needs its own check.
+ */
+export function rejectLoneSurrogates(value: unknown, context = ''): void {
+  const path = loneSurrogatePath(value);
+  if (path !== undefined) throw loneSurrogateError(path, context);
 }
 
 /** A JSON body must be an object (not an array, string, number or null). */

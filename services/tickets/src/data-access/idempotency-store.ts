@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { DAY_MS, redactUrl, type Logger } from '@support-agent/shared';
+import { DAY_MS, failFastRedisOptions, redactUrl, type Logger } from '@support-agent/shared';
 import type { IdempotencyClaim, IdempotencyStore } from '../domain/ports.js';
 
 /** How long a key → ticket id answer is cached for fast replays. */
@@ -62,11 +62,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     options: { cacheTtlMs?: number; readyTimeoutMs?: number; commandTimeoutMs?: number } = {},
   ): Promise<RedisIdempotencyStore> {
     const redis = new Redis(url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: options.commandTimeoutMs ?? 1_000,
-      connectTimeout: 2_000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      ...failFastRedisOptions(options.commandTimeoutMs),
       connectionName: 'tickets',
       // Concurrent creates' commands issued in the same tick share one socket write.
       enableAutoPipelining: true,

@@ -174,6 +174,11 @@ export class EmbeddedDigestRepository
   }
 
   /** One process owns the directory, so the lease is always ours. */
+  /** One process: its own clock is the only one. */
+  async clock(): Promise<Date> {
+    return new Date();
+  }
+
   async tryAcquireLease(): Promise<boolean> {
     return true;
   }

@@ -197,6 +197,9 @@ export class MysqlDigestRepository implements DigestRepository {
   releaseLease(name: string, holder: string): Promise<void> {
     return this.schedule.releaseLease(name, holder);
   }
+  clock(): Promise<Date> {
+    return this.schedule.clock();
+  }
   runState(weekStart: string): Promise<RunState> {
     return this.schedule.runState(weekStart);
   }

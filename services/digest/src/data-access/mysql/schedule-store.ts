@@ -15,6 +15,14 @@ import { guarded, inTransaction } from './transactions.js';
 export class MysqlScheduleStore implements ScheduleStore {
   constructor(private readonly pool: Pool) {}
 
+  /** The database's clock (as UNIX milliseconds: no time zone conversion on the way). */
+  async clock(): Promise<Date> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      'SELECT ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000) AS ms',
+    );
+    return new Date(Number(rows[0]!.ms));
+  }
+
   tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
     return inTransaction(this.pool, async (conn) => {
       const [rows] = await conn.query<RowDataPacket[]>(

@@ -1,6 +1,6 @@
 import type { Logger } from '@support-agent/shared';
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import {
   WINDOW_SECONDS,
   type RateDecision,
@@ -9,6 +9,7 @@ import {
 } from '../../domain/ports.js';
 import { defineKeyAndOrgScript, type LimitsRedis } from './key-and-org-script.js';
 import type { LimiterFactory } from './limiter-factory.js';
+import { MonotonicRateLimiterMemory } from './monotonic-memory-limiter.js';
 
 interface PolicyState {
   name: RatePolicy;
@@ -30,7 +31,7 @@ const NONE: readonly RatePolicy[] = Object.freeze([]);
  */
 export class FixedWindowRequestLimiter implements RequestRateLimiter {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
-  private readonly insurance = new Map<string, RateLimiterMemory>();
+  private readonly insurance = new Map<string, MonotonicRateLimiterMemory>();
   private readonly redis: LimitsRedis | undefined;
   private lastPolicy = { keyQuota: NaN, orgQuota: NaN, header: '' };
 
@@ -114,7 +115,7 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
       // Redis is configured but unreachable: the per-replica insurance counts.
       let memory = this.insurance.get(id);
       if (!memory) {
-        memory = new RateLimiterMemory({
+        memory = new MonotonicRateLimiterMemory({
           keyPrefix: `rl:${name}`,
           points: quota,
           duration: WINDOW_SECONDS,

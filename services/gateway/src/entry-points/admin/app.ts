@@ -8,13 +8,18 @@ import type {
   TicketsUpstream,
   TriageUpstream,
 } from '../../domain/ports.js';
-import { errorHandler, notFound } from '../http/errors.js';
+import { errorHandler, methodNotAllowed, notFound } from '../http/errors.js';
+import type { Readiness } from '../http/health.js';
+import type { LogRedactor } from '../http/log-redaction.js';
 import { requestLifecycle } from '../http/request-context.js';
+import { utf8Url } from '../http/url-text.js';
 import { adminAuth } from './admin-auth.js';
 import { adminRouter } from './admin-routes.js';
 
 export interface AdminAppDeps {
   logger: Logger;
+  /** Cuts credentials out of logged URLs (the admin token among them). */
+  redactor: LogRedactor;
   adminToken: string;
   orgs: OrgAdmin;
   tickets: TicketsUpstream;
@@ -24,6 +29,8 @@ export interface AdminAppDeps {
   triage: TriageUpstream;
   /** Ticket status values (the OpenAPI document's TicketStatus enum). */
   ticketStatuses: readonly string[];
+  /** Dependency checks: their details are served here (`GET /admin/v1/readyz`). */
+  readiness: Readiness;
   shuttingDown: () => boolean;
 }
 
@@ -39,12 +46,19 @@ export function createAdminApp(deps: AdminAppDeps): Express {
       draining: deps.shuttingDown,
       logger: deps.logger.child({ listener: 'admin' }),
       mounts: ['/admin/v1'],
+      redactor: deps.redactor,
     }),
   );
+  const auth = adminAuth(deps.adminToken);
+  app
+    .route('/admin/v1/readyz')
+    .get(auth, deps.readiness.detailed())
+    .all(methodNotAllowed(['GET', 'HEAD']));
   app.use(
     '/admin/v1',
+    utf8Url,
     adminRouter({
-      auth: adminAuth(deps.adminToken),
+      auth,
       orgs: deps.orgs,
       tickets: deps.tickets,
       knowledge: deps.knowledge,
@@ -55,6 +69,6 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     }),
   );
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, deps.redactor));
   return app;
 }

@@ -1,6 +1,7 @@
 import { AppError, invalidRequest } from '@support-agent/shared';
 import express, { type RequestHandler } from 'express';
 import type { KbImportRow } from '../../domain/kb-import.js';
+import { rejectLoneSurrogates } from '../../domain/validation.js';
 import { requireUtf8 } from '../http/json-body.js';
 
 export const KB_IMPORT_BODY_LIMIT = 10 * 1024 * 1024;
@@ -51,13 +52,19 @@ export function kbImportBody(limit: number = KB_IMPORT_BODY_LIMIT): RequestHandl
 /**
  * Splits an import body into rows. JSON array: row `line` is the 1-based position. JSON
  * lines: the 1-based line; blank lines are skipped, a line that is not JSON is a failed row.
- * An empty body, malformed or non-array JSON, or one without any row is a 400.
+ * An empty body, malformed or non-array JSON, one without any row, or text with a lone UTF-16
+ * surrogate anywhere is a 400.
  */
 export function parseKbImportRows(body: unknown, format: KbImportFormat): KbImportRow[] {
   const text = (typeof body === 'string' ? body : '').replace(/^\uFEFF/, '');
   if (!text.trim()) throw invalidRequest('request body is empty: send at least one entry');
   const rows = format === 'json' ? arrayRows(text) : lineRows(text);
   if (rows.length === 0) throw invalidRequest('request body holds no entries');
+  // Text that cannot be stored as sent refuses the whole import (nothing is written).
+  for (const row of rows) {
+    if ('value' in row)
+      rejectLoneSurrogates(row.value, `${format === 'json' ? 'entry' : 'line'} ${row.line}: `);
+  }
   return rows;
 }
 

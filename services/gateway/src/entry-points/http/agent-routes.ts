@@ -1,5 +1,3 @@
-import { isUtf8 } from 'node:buffer';
-import { invalidRequest } from '@support-agent/shared';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   API_PREFIXES,
@@ -17,6 +15,7 @@ import { sendJson } from './json-response.js';
 import { countRequest, ReadAhead } from './rate-limit.js';
 import { grantOf } from './request-context.js';
 import { requireScope } from './scopes.js';
+import { requireUtf8Url } from './url-text.js';
 
 export interface AgentRouteDeps {
   authenticate: Authenticator;
@@ -79,7 +78,7 @@ export function mountAgentRoutes(app: Express, deps: AgentRouteDeps): void {
           const authorized = authorize(req, res);
           const grant = authorized instanceof Promise ? await authorized : authorized;
           const body = await readCounted(rateLimiter, readAhead, grant, res, async () => {
-            checkUtf8Query(req);
+            requireUtf8Url(req);
             return handle(req, callerOf(req, grant));
           });
           respond(res, r.successStatus, body);
@@ -92,7 +91,7 @@ export function mountAgentRoutes(app: Express, deps: AgentRouteDeps): void {
         const grant = authorized instanceof Promise ? await authorized : authorized;
         const exceeded = await countRequest(rateLimiter, grant, res);
         if (exceeded) throw exceeded;
-        checkUtf8Query(req);
+        requireUtf8Url(req);
         next();
       },
       // Bodies are parsed only after the rate limit.
@@ -160,59 +159,6 @@ async function readCounted<T>(
   readAhead.record(keyId, refused);
   if (refused) throw refused;
   return early ?? read();
-}
-
-/**
- * The query string must be percent-encoded UTF-8 (RFC 3986): raw bytes outside visible ASCII,
- * or escapes that decode to invalid UTF-8, are a 400 naming the parameter. (The query parser
- * would turn them into U+FFFD or Latin-1 characters and the request would run on text the
- * client never sent.)
- */
-function checkUtf8Query(req: Request): void {
-  const at = req.originalUrl.indexOf('?');
-  if (at < 0) return;
-  const query = req.originalUrl.slice(at + 1);
-  if (/[^\x21-\x7e]/.test(query)) {
-    throw invalidRequest('the query string must be percent-encoded (RFC 3986)');
-  }
-  if (!query.includes('%')) return;
-  // The common case, natively: decodeURIComponent accepts only well-formed escapes of valid
-  // UTF-8 ('&' and '=' stay literal, so no sequence spans two parameters). A query it refuses
-  // is examined parameter by parameter (a stray '%' is allowed, invalid UTF-8 is not).
-  try {
-    decodeURIComponent(query);
-    return;
-  } catch {
-    // examined below
-  }
-  for (const pair of query.split('&')) {
-    const eq = pair.indexOf('=');
-    const name = eq < 0 ? pair : pair.slice(0, eq);
-    for (const part of eq < 0 ? [name] : [name, pair.slice(eq + 1)]) {
-      if (!part.includes('%')) continue;
-      const bytes = Buffer.from(
-        part.replace(/%([0-9A-Fa-f]{2})|[^%]+|%/g, (m: string, hex: string | undefined) =>
-          hex === undefined ? m : String.fromCharCode(Number.parseInt(hex, 16)),
-        ),
-        'latin1',
-      );
-      if (!isUtf8(bytes)) {
-        throw invalidRequest(
-          'query parameters must be UTF-8 once percent-decoded',
-          decodeQueryComponent(name),
-        );
-      }
-    }
-  }
-}
-
-/** A parameter name for error messages (best effort). */
-function decodeQueryComponent(s: string): string {
-  try {
-    return decodeURIComponent(s.replace(/\+/g, ' '));
-  } catch {
-    return s;
-  }
 }
 
 /** The query string as parsed by the 'simple' parser: strings, or arrays for repeats. */

@@ -16,12 +16,15 @@ import {
 import { basePath, baseUrlResolver } from './base-url.js';
 import { mountDocs } from './docs.js';
 import { errorHandler, notFound } from './errors.js';
-import { mountHealth, type ReadinessCheck } from './health.js';
+import type { LogRedactor } from './log-redaction.js';
+import { mountHealth, type Readiness } from './health.js';
 import { mountProtectedResource } from './protected-resource.js';
 import { requestLifecycle } from './request-context.js';
 
 export interface PublicAppDeps {
   logger: Logger;
+  /** Cuts credentials out of logged URLs (the admin token among them). */
+  redactor: LogRedactor;
   /** PUBLIC_BASE_URL; unset = the address each request was sent to (see baseUrlResolver). */
   publicBaseUrl: string | undefined;
   /** Used when the request's Host header cannot be used (unset publicBaseUrl only). */
@@ -37,7 +40,7 @@ export interface PublicAppDeps {
   operations: AgentOperations;
   /** Browser origins allowed to call /api/mcp. */
   mcpAllowedOrigins: readonly string[];
-  readinessChecks: ReadinessCheck[];
+  readiness: Readiness;
   shuttingDown: () => boolean;
 }
 
@@ -58,6 +61,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
       logger: deps.logger,
       // Every route is on the app itself: route patterns are whole paths.
       mounts: [],
+      redactor: deps.redactor,
     }),
   );
 
@@ -94,7 +98,7 @@ export function createPublicApp(deps: PublicAppDeps): Express {
     operations: deps.operations,
     openApiJson,
   });
-  mountHealth(app, deps.readinessChecks, deps.shuttingDown);
+  mountHealth(app, deps.readiness);
   mountProtectedResource(app, baseUrlOf, {
     scopeCatalogue: deps.contract.scopeCatalogue,
     authorizationServers: deps.authorizationServers,
@@ -111,6 +115,6 @@ export function createPublicApp(deps: PublicAppDeps): Express {
   });
 
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, deps.redactor));
   return app;
 }

@@ -1,6 +1,6 @@
 import { AppError, type Logger } from '@support-agent/shared';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { redactKeys } from './request-context.js';
+import type { LogRedactor } from './log-redaction.js';
 
 /** Codes whose responses always tell the client when to come back. */
 const RETRYABLE = new Set(['rate_limited', 'deflection_limit_reached', 'service_unavailable']);
@@ -88,18 +88,18 @@ function formatBytes(limit: number | undefined): string {
  * The one error middleware: every failure becomes the JSON error body; a bug (anything that
  * is not a trusted AppError) is logged with the request id and answered as internal_error.
  */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(logger: Logger, redactor: LogRedactor): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next) => {
     const appError = toAppError(err);
     if (!appError.isTrusted) {
       logger.error(
-        { err, reqId: req.id, method: req.method, path: redactKeys(req.path) },
+        { err, reqId: req.id, method: req.method, path: redactor.url(req.originalUrl) },
         'request failed',
       );
     } else if (appError.code === 'service_unavailable') {
       const cause = appError.cause as { message?: string } | undefined;
       logger.warn(
-        { reqId: req.id, path: redactKeys(req.path), cause: cause?.message },
+        { reqId: req.id, path: redactor.url(req.originalUrl), cause: cause?.message },
         'backing service unavailable',
       );
     }

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '@support-agent/shared';
 import express, { type Request, type RequestHandler } from 'express';
-import { requireObjectBody } from '../../domain/validation.js';
+import { rejectLoneSurrogates, requireObjectBody } from '../../domain/validation.js';
 
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
 
@@ -26,6 +26,7 @@ function hasNoBody(req: Request): boolean {
  * JSON body parsing for POST/PATCH routes, placed after authentication, scope and rate-limit
  * checks. Content-Type must be application/json (parameters such as charset allowed); the
  * body must be a JSON object of at most `limit` bytes (413 payload_too_large beyond).
+ * Text holding a lone UTF-16 surrogate (`"\\ud800"`) is refused, naming the field.
  * With `allowEmpty`, a request without a body counts as `{}` (every field optional).
  */
 export function jsonBody(
@@ -46,6 +47,7 @@ export function jsonBody(
   const requireObject: RequestHandler = (req, _res, next) => {
     if (options.allowEmpty && req.body === undefined) req.body = {};
     requireObjectBody(req.body);
+    rejectLoneSurrogates(req.body);
     next();
   };
   return [requireJson, parse, requireObject];

@@ -3,6 +3,7 @@ import { invalidRequest, type Logger } from '@support-agent/shared';
 import type { Request, RequestHandler, Response } from 'express';
 import type { KeyGrant } from '../../domain/model.js';
 import { PROBES, recordHttpRequest } from './http-metrics.js';
+import type { LogRedactor } from './log-redaction.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -30,6 +31,8 @@ export interface LifecycleOptions {
   logger: Logger;
   /** Mount points the metrics' route label is taken under (see recordHttpRequest). */
   mounts: readonly string[];
+  /** Cuts credentials out of the logged URL. */
+  redactor: LogRedactor;
 }
 
 /**
@@ -40,9 +43,9 @@ export interface LifecycleOptions {
  * listener instead of three and three: each express layer and listener costs on every request.
  */
 export function requestLifecycle(options: LifecycleOptions): RequestHandler {
-  const { draining, mounts } = options;
-  // The access line's fields are fixed below and hold no credentials (keys in the URL are cut
-  // by redactKeys), so the logger's redaction, which walks every nested object of every line
+  const { draining, mounts, redactor } = options;
+  // The access line's fields are fixed below and hold no credentials (the URL's are cut by the
+  // redactor), so the logger's redaction, which walks every nested object of every line
   // (about half of the line's cost), is left out for it.
   const logger = options.logger.child({}, { redact: [] });
   return (req, res, next) => {
@@ -60,7 +63,7 @@ export function requestLifecycle(options: LifecycleOptions): RequestHandler {
         const ms = performance.now() - startedAt;
         const finished = res.writableFinished;
         if (finished) recordHttpRequest(req, res, ms / 1000, mounts);
-        logAccess(logger, req, res, ms, !finished);
+        logAccess(logger, redactor, req, res, ms, !finished);
       });
     }
     // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (the server lets it through to
@@ -74,15 +77,6 @@ export function requestLifecycle(options: LifecycleOptions): RequestHandler {
 }
 
 /**
- * API keys pasted into a URL by mistake (`?api_key=sak_live_…`, a key as the search query or
- * as a path) are cut to their 12-character display prefix before the URL is logged.
- */
-export function redactKeys(text: string): string {
-  if (!text.includes('sak_live_')) return text;
-  return text.replace(/(sak_live_[0-9A-Za-z]{3})[0-9A-Za-z]+/g, '$1…[redacted]');
-}
-
-/**
  * Access log: one JSON line per request when its response is finished (or the client went
  * away first), with request id, org and key id once authenticated, status and response time;
  * probes are not logged. Written directly with the service logger instead of through
@@ -91,6 +85,7 @@ export function redactKeys(text: string): string {
  */
 function logAccess(
   logger: Logger,
+  redactor: LogRedactor,
   req: Request,
   res: Response,
   responseMs: number,
@@ -103,7 +98,7 @@ function logAccess(
     req: {
       id: req.id,
       method: req.method,
-      url: redactKeys(req.originalUrl),
+      url: redactor.url(req.originalUrl),
       remoteAddress: req.socket.remoteAddress,
     },
     res: { statusCode: status },

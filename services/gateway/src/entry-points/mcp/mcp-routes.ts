@@ -1,10 +1,11 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { AppError, type Logger } from '@support-agent/shared';
+import { AppError, loneSurrogatePath, type Logger } from '@support-agent/shared';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import type { RequestRateLimiter } from '../../domain/ports.js';
+import { loneSurrogateError } from '../../domain/validation.js';
 import { callerOf } from '../http/agent-routes.js';
 import { insufficientScopeChallenge, type Challenges } from '../http/auth.js';
-import { methodNotAllowed, toAppError } from '../http/errors.js';
+import { errorBody, methodNotAllowed, toAppError } from '../http/errors.js';
 import { PUBLIC_BODY_LIMIT, requireUtf8 } from '../http/json-body.js';
 import { countRequest } from '../http/rate-limit.js';
 import { grantOf } from '../http/request-context.js';
@@ -26,6 +27,8 @@ export interface McpRouteDeps {
 interface McpLocals {
   /** The body could not be read (malformed JSON, too large). */
   bodyError?: AppError;
+  /** Where the body holds text with a lone UTF-16 surrogate (see loneSurrogatePath). */
+  illFormedAt?: string;
   /** Over the rate limit on a single tools/call: reported as a tool error. */
   rejection?: AppError;
 }
@@ -94,6 +97,7 @@ function readBody(): RequestHandler {
   return (req, res, next) => {
     void parse(req, res, (err?: unknown) => {
       if (err) mcpLocals(res).bodyError = toAppError(err);
+      else mcpLocals(res).illFormedAt = loneSurrogatePath(req.body);
       next();
     });
   };
@@ -132,13 +136,27 @@ function limitRate(limiter: RequestRateLimiter): RequestHandler {
 
 function handleMcp(deps: McpRouteDeps): RequestHandler {
   return async (req, res) => {
-    const { bodyError, rejection } = mcpLocals(res);
+    const { bodyError, rejection, illFormedAt } = mcpLocals(res);
     if (bodyError?.code === 'payload_too_large') throw bodyError;
     if (bodyError || req.body === undefined) {
       // What the SDK transport answers to an unparseable body.
       res.status(400).json({
         jsonrpc: '2.0',
         error: { code: -32700, message: `Parse error: ${bodyError?.message ?? 'empty body'}` },
+        id: null,
+      });
+      return;
+    }
+    if (illFormedAt !== undefined) {
+      // Refused whole, before any call runs: the text cannot be passed on unchanged.
+      const error = loneSurrogateError(illFormedAt);
+      res.status(400).json({
+        jsonrpc: '2.0',
+        error: {
+          code: /^(?:\[\d+\]\.)?params\b/.test(illFormedAt) ? -32602 : -32600,
+          message: error.message,
+          data: errorBody(error),
+        },
         id: null,
       });
       return;

@@ -74,10 +74,18 @@ export class EmbeddedTicketRepository
       repo.journal.replay((record) => {
         written += repo.apply(record);
       });
+      if (repo.journal.damaged > 0) {
+        logger.warn({ dir, lines: repo.journal.damaged }, 'tickets journal: damaged lines skipped');
+      }
       const live = repo.tickets.size + repo.pending.size + repo.onceKeys.size;
       if (written > 2 * live + 1_000) {
-        repo.compact();
-        logger.info({ dir, written, live }, 'tickets journal compacted');
+        try {
+          repo.compact();
+          logger.info({ dir, written, live }, 'tickets journal compacted');
+        } catch (err) {
+          // A full disk: the journal as it is stays valid; compaction waits for the next start.
+          logger.warn({ dir, err }, 'tickets journal not compacted');
+        }
       }
       logger.info(
         { dir, tickets: repo.tickets.size, pendingEvents: repo.pending.size },

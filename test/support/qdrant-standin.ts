@@ -13,7 +13,7 @@ import { OpenApiValidator } from './openapi-validator.js';
 
 /** Qdrant's OpenAPI description, copied unmodified into the repository (see PROVENANCE.md beside it). */
 export const QDRANT_OPENAPI_PATH = resolve(
-  fileURLToPath(new URL('../../../../test/fixtures/qdrant/openapi.json', import.meta.url)),
+  fileURLToPath(new URL('../fixtures/qdrant/openapi.json', import.meta.url)),
 );
 
 type Payload = Record<string, unknown>;
