@@ -7,7 +7,9 @@
 //                                                labelled file ({title, body, label} or {text, label})
 //   npm run bench:triage -- --stack              also the API p99 against a running `npm start`
 //                                                (PORT, ADMIN_PORT, ADMIN_TOKEN; KB search, 20 s
-//                                                quiet, then 20 s during a 10,000-ticket run)
+//                                                quiet, then 20 s during a 10,000-ticket run,
+//                                                then 20 s quiet again after it)
+//   npm run bench:triage -- --stack-only         the API p99 alone
 //
 // Each training run is the production one (the training worker, a child process at nice 19,
 // or --nice N):
@@ -28,6 +30,8 @@ const { values } = parseArgs({
   options: {
     file: { type: 'string' },
     stack: { type: 'boolean', default: false },
+    'stack-only': { type: 'boolean', default: false },
+    'after-wait': { type: 'string', default: '600' },
     seconds: { type: 'string', default: '20' },
     // CPU time does not depend on it; on a busy machine 19 stretches the wall time a lot.
     nice: { type: 'string', default: '19' },
@@ -160,12 +164,32 @@ async function apiDuringTraining(seconds: number): Promise<void> {
   const job = (await admin('POST', `/orgs/${org}/triage/training`, '{}')) as { id: string };
   await new Promise((r) => setTimeout(r, 3_000)); // the run is under way
   const busy = await load();
-  const state = (await admin('GET', `/orgs/${org}/triage/training/${job.id}`)) as { state: string };
+  const run = () =>
+    admin('GET', `/orgs/${org}/triage/training/${job.id}`) as Promise<{ state: string }>;
+  const state = await run();
+  const p99 = (r: autocannon.Result) =>
+    `${r.latency.p99} ms (${Math.round(r.requests.average)} req/s)`;
+  const change = (a: number, b: number) => `${((a / b - 1) * 100).toFixed(0)} %`;
   console.log(
-    `API p99 (KB search, 8 connections, ${seconds} s): quiet ${quiet.latency.p99} ms (${Math.round(quiet.requests.average)} req/s), during training ${busy.latency.p99} ms (${Math.round(busy.requests.average)} req/s), ${((busy.latency.p99 / quiet.latency.p99 - 1) * 100).toFixed(0)} %; the run was ${state.state} at the end`,
+    `API p99 (KB search, 8 connections, ${seconds} s each): quiet ${p99(quiet)}, during training ${p99(busy)}: ${change(busy.latency.p99, quiet.latency.p99)}; the run was ${state.state} ${seconds} s in`,
+  );
+  // Quiet again once the run is over (up to --after-wait seconds): the spread between the two
+  // quiet windows is the noise other work on the machine adds.
+  const deadline = Date.now() + Number(values['after-wait']) * 1000;
+  while (['queued', 'running'].includes((await run()).state)) {
+    if (Date.now() > deadline) return console.log('the run did not end within --after-wait');
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  const after = await load();
+  console.log(
+    `quiet after the run ${p99(after)}; during vs the mean of both quiet windows ${change(busy.latency.p99, (quiet.latency.p99 + after.latency.p99) / 2)}`,
   );
 }
 
+if (values['stack-only']) {
+  await apiDuringTraining(Number(values.seconds));
+  process.exit(0);
+}
 const small = values.file ? fileTickets(values.file).slice(0, 300) : generatedTickets(300, 3);
 const c300 = await trainInWorker(small);
 printCost(c300, values.file ? values.file : 'generated');

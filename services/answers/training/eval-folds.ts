@@ -36,6 +36,8 @@ const { values, positionals } = parseArgs({
     epochs: { type: 'string' },
     prior: { type: 'string' },
     nb: { type: 'string' },
+    form: { type: 'string' },
+    'family-l2': { type: 'string' },
     'inner-folds': { type: 'string' },
     pooled: { type: 'boolean', default: false },
   },
@@ -54,6 +56,15 @@ const settings: Partial<TrainSettings> = {
   ...(values.epochs ? { epochs: Number(values.epochs) } : {}),
   ...(values.prior ? { prior: values.prior === '1' } : {}),
   ...(values.nb ? { nbPower: Number(values.nb) } : {}),
+  ...(values.form ? { form: values.form === '1' } : {}),
+  // e.g. t=0.5,h=2: the l2 multiplier of each feature family (the name's first letter)
+  ...(values['family-l2']
+    ? {
+        familyL2: Object.fromEntries(
+          values['family-l2'].split(',').map((p) => [p.split('=')[0]!, Number(p.split('=')[1])]),
+        ),
+      }
+    : {}),
   ...(values['inner-folds'] ? { folds: Number(values['inner-folds']) } : {}),
 };
 

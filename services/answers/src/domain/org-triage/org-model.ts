@@ -13,6 +13,7 @@ import {
   type TriageModel,
 } from '../classifier.js';
 import { isCategoryName } from './categories.js';
+import { formFeatures } from './form-features.js';
 
 /** The model file (what the store keeps per version). */
 export interface OrgModelFile {
@@ -23,6 +24,8 @@ export interface OrgModelFile {
   features: FeatureConfig;
   /** Whether the built-in model's log-probabilities are features (`p:<category>`). */
   prior: boolean;
+  /** Whether the ticket's form is read too (form-features.ts, `m:…`); absent in older files. */
+  form?: boolean;
   bias: number[];
   /** Feature names, newline-separated, in the order of the weight rows. */
   names: string;
@@ -37,6 +40,7 @@ export interface OrgModelFile {
 export interface OrgModel {
   classes: string[];
   prior: boolean;
+  form: boolean;
   weights: LinearWeights;
   /** The built-in model the features and the prior come from. */
   builtin: TriageModel;
@@ -58,6 +62,7 @@ export function orgModelProbabilities(model: OrgModel, text: string): number[] {
   const { builtin } = model;
   const parts = featureParts(text, builtin.features, builtin.wordVectors);
   const extra = model.prior ? priorFeatures(builtin, probabilitiesOfParts(builtin, parts)) : [];
+  if (model.form) extra.push(...formFeatures(text));
   return softmax(scoreParts(model.weights, parts, extra));
 }
 
@@ -83,6 +88,7 @@ export function encodeOrgModel(input: {
   classes: string[];
   features: FeatureConfig;
   prior: boolean;
+  form?: boolean;
   bias: ArrayLike<number>;
   names: string[];
   weights: Float64Array;
@@ -113,6 +119,7 @@ export function encodeOrgModel(input: {
     classes: input.classes,
     features: input.features,
     prior: input.prior,
+    ...(input.form ? { form: true } : {}),
     bias: Array.from(input.bias, (b) => Math.round(b * 1e6) / 1e6),
     names: kept.map((i) => input.names[i]!).join('\n'),
     scales: scales.toString('base64'),
@@ -160,6 +167,7 @@ export function loadOrgModel(raw: unknown, builtin: TriageModel): OrgModel {
   return {
     classes: [...f.classes],
     prior: f.prior === true,
+    form: f.form === true,
     weights: compileWeights(f.bias, rows, buckets, dims),
     builtin,
   };

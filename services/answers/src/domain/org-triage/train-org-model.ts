@@ -10,6 +10,7 @@ import {
   type TriageModel,
 } from '../classifier.js';
 import { fitSoftmax, type SparseData } from './fit-softmax.js';
+import { formFeatures } from './form-features.js';
 import { encodeOrgModel, priorFeatures, type OrgModelFile } from './org-model.js';
 import { categoryScores, type CategoryScores } from './scores.js';
 
@@ -39,6 +40,10 @@ export interface TrainSettings {
   nbPower: number;
   /** Whether the built-in model's log-probabilities are features. */
   prior: boolean;
+  /** Whether the ticket's form (form-features.ts) is read too. */
+  form: boolean;
+  /** Multiplier of l2 per feature family (the name's prefix letter); 1 when absent. */
+  familyL2: Record<string, number>;
   /** Most bytes of int8 weights (features × categories): keeps a model file under 5 MB. */
   maxWeightBytes: number;
   seed: number;
@@ -55,6 +60,8 @@ export const DEFAULT_TRAIN_SETTINGS: TrainSettings = {
   minDf: 2,
   folds: 5,
   prior: true,
+  form: true,
+  familyL2: {},
   nbPower: 0,
   maxWeightBytes: 3_500_000,
   seed: 1,
@@ -87,7 +94,7 @@ function featurizeAll(
   examples: LabelledText[],
   classes: string[],
   builtin: TriageModel,
-  prior: boolean,
+  s: Pick<TrainSettings, 'prior' | 'form'>,
   progress: (done: number) => void,
 ): Featurized {
   const dictionary = new Map<string, number>();
@@ -105,7 +112,8 @@ function featurizeAll(
   };
   examples.forEach((e, i) => {
     const parts = featureParts(e.text, builtin.features, builtin.wordVectors);
-    const extra = prior ? priorFeatures(builtin, probabilitiesOfParts(builtin, parts)) : [];
+    const extra = s.prior ? priorFeatures(builtin, probabilitiesOfParts(builtin, parts)) : [];
+    if (s.form) extra.push(...formFeatures(e.text));
     const vector = featuresOfParts(parts);
     for (const [name, value] of extra) vector.set(name, value);
     const rowIds = new Int32Array(vector.size);
@@ -210,6 +218,11 @@ function fit(
     classes: k,
     features: kept.length,
     l2: s.l2,
+    ...(Object.keys(s.familyL2).length > 0
+      ? {
+          l2Scale: Float32Array.from(kept, (id) => s.familyL2[data.names[id]![0]!] ?? 1),
+        }
+      : {}),
     epochs: s.epochs,
     learningRate: s.learningRate,
     onEpoch,
@@ -335,7 +348,7 @@ export function trainOrgModel(
 
   // Progress: featurizing ≈ 10 %, each of the folds + the final fit an equal share of the rest.
   onProgress('reading tickets', 0);
-  const data = featurizeAll(kept, classes, builtin, s.prior, (done) =>
+  const data = featurizeAll(kept, classes, builtin, s, (done) =>
     onProgress('reading tickets', (0.1 * done) / kept.length),
   );
   const smallest = Math.min(...classes.map((_, c) => data.y.filter((y) => y === c).length));
@@ -373,6 +386,7 @@ export function trainOrgModel(
     classes,
     features: builtin.features,
     prior: s.prior,
+    form: s.form,
     bias: final.b,
     names,
     weights: final.w,
