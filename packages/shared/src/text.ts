@@ -32,21 +32,25 @@ export function hasLoneSurrogate(text: string): boolean {
  * on as UTF-8 (protobuf and MySQL would turn it into U+FFFD, so different inputs would become
  * one), hence refused.
  */
-export function loneSurrogatePath(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return hasLoneSurrogate(value) ? path : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = loneSurrogatePath(value[i], `${path}[${i}]`);
-      if (found !== undefined) return found;
+export function loneSurrogatePath(value: unknown): string | undefined {
+  // Iterative, depth first in document order: a body nested thousands deep must not overflow
+  // the call stack.
+  const pending: Array<[unknown, string]> = [[value, '']];
+  while (pending.length > 0) {
+    const [item, path] = pending.pop()!;
+    if (typeof item === 'string') {
+      if (hasLoneSurrogate(item)) return path;
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) pending.push([item[i], `${path}[${i}]`]);
+    } else if (typeof item === 'object' && item !== null) {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        const at = path === '' ? key : `${path}.${key}`;
+        if (hasLoneSurrogate(key)) return at;
+        pending.push([child, at]);
+      }
     }
-    return undefined;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const at = path === '' ? key : `${path}.${key}`;
-    if (hasLoneSurrogate(key)) return at;
-    const found = loneSurrogatePath(item, at);
-    if (found !== undefined) return found;
   }
   return undefined;
 }
