@@ -11,6 +11,7 @@
 //   faults never duplicated), and the digest's aggregates count each ticket exactly once;
 // - the monthly deflection count never exceeded its (small) limit;
 // - no process crashed, and no secret appears in any log.
+import { groupViolations } from '../support/fault-run.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -236,16 +237,6 @@ function pause(name: string, pid: () => number | undefined) {
     },
     CLIENT_TIMEOUT_MS + 1_500,
   );
-}
-
-/** Violations as "count × phase / op / detail" lines, most frequent first. */
-function groupViolations(l: SteadyLoad): string[] {
-  const groups = new Map<string, number>();
-  for (const v of l.violations) {
-    const k = `${v.phase} / ${v.op} / ${v.detail.replace(/\d{4,}/g, 'N').slice(0, 160)}`;
-    groups.set(k, (groups.get(k) ?? 0) + 1);
-  }
-  return [...groups].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} × ${k}`);
 }
 
 test('when services and backends are killed, restarted and frozen under load, then no request hangs or is lost, nothing is duplicated and every ticket is counted once', async () => {

@@ -15,6 +15,7 @@
 // Root only (namespaces and nftables); skipped otherwise. For a quick look,
 // NETWORK_FAULTS_LONG_MS shortens the long faults (default 60 s, as documented) and
 // NETWORK_FAULTS_ONLY=mysql,redis,slow… keeps the faults of those links (slow: both slow links).
+import { groupViolations } from '../support/fault-run.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -198,16 +199,6 @@ async function inject(kind: 'blackhole' | 'slow', link: string, ms: number): Pro
   );
   await sleep(1_000);
   return record;
-}
-
-/** Violations as "count × phase / op / detail" lines, most frequent first. */
-function groupViolations(l: SteadyLoad): string[] {
-  const groups = new Map<string, number>();
-  for (const v of l.violations) {
-    const k = `${v.phase} / ${v.op} / ${v.detail.replace(/\d{4,}/g, 'N').slice(0, 160)}`;
-    groups.set(k, (groups.get(k) ?? 0) + 1);
-  }
-  return [...groups].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} × ${k}`);
 }
 
 test(

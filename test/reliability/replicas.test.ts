@@ -12,6 +12,7 @@
 // - the monthly deflection limit was never exceeded (one ledger row for the month);
 // - a key's quota is one quota across both gateways;
 // - an import through one knowledge replica is found through the other at once.
+import { groupViolations } from '../support/fault-run.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { QdrantStandIn } from '../support/qdrant-standin.js';
@@ -199,16 +200,6 @@ function killGateway(i: number): Promise<KillRecord> {
 }
 
 const replica = (service: string) => stack.replicas.find((r) => r.service === service)!;
-
-/** Violations as "count × phase / op / detail" lines, most frequent first. */
-function groupViolations(l: SteadyLoad): string[] {
-  const groups = new Map<string, number>();
-  for (const v of l.violations) {
-    const k = `${v.phase} / ${v.op} / ${v.detail.replace(/\d{4,}/g, 'N').slice(0, 160)}`;
-    groups.set(k, (groups.get(k) ?? 0) + 1);
-  }
-  return [...groups].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} × ${k}`);
-}
 
 test('when one replica of each service is killed under load, then the other serves at once, nothing is lost or doubled, and shared limits and runs stay shared', async () => {
   const t0 = Date.now();
