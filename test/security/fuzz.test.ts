@@ -213,10 +213,21 @@ function stringFieldOk(v: unknown, max: number, required: boolean): boolean {
   return cpLength(v as string) <= max;
 }
 
+/** No string anywhere in the body (value or key) holds a lone UTF-16 surrogate. */
+function wellFormedText(v: unknown): boolean {
+  if (typeof v === 'string') return !/\p{Cs}/u.test(v);
+  if (Array.isArray(v)) return v.every(wellFormedText);
+  if (typeof v === 'object' && v !== null) {
+    return Object.entries(v).every(([k, x]) => wellFormedText(k) && wellFormedText(x));
+  }
+  return true;
+}
+
 function createBodyValid(body: unknown): boolean {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
   const b = body as Record<string, unknown>;
   return (
+    wellFormedText(b) &&
     stringFieldOk(own(b, 'content'), 4000, true) &&
     stringFieldOk(own(b, 'authorName'), 200, false) &&
     stringFieldOk(own(b, 'idempotencyKey'), 200, false)
@@ -225,7 +236,10 @@ function createBodyValid(body: unknown): boolean {
 
 function answerBodyValid(body: unknown): boolean {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-  return stringFieldOk(own(body as Record<string, unknown>, 'question'), 2000, true);
+  return (
+    wellFormedText(body) &&
+    stringFieldOk(own(body as Record<string, unknown>, 'question'), 2000, true)
+  );
 }
 
 const own = (o: Record<string, unknown>, k: string) =>

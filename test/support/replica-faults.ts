@@ -57,10 +57,8 @@ export function maxInWindow(times: readonly number[], windowMs: number): number 
 /** One allowed request of the limited key: when it came back and what its RateLimit header said. */
 interface Allowed {
   at: number;
-  /** Requests left in the window (`r=`). */
+  /** Requests left in the last 60 s (`r=`). */
   remaining: number;
-  /** When the window ends, from `t=` (seconds from the answer). */
-  windowEndsAt: number;
 }
 
 /**
@@ -100,35 +98,11 @@ export class LimitedKeyClient {
         { headers: { authorization: `Bearer ${this.key}` }, timeoutMs: 5_000 },
       );
       if (o.kind === 'response' && o.status === 200) {
-        const m = /;r=(\d+);t=(\d+)/.exec(String(o.headers.ratelimit ?? ''));
-        const at = Date.now();
-        this.allowed.push({
-          at,
-          remaining: Number(m?.[1] ?? -1),
-          windowEndsAt: at + 1000 * Number(m?.[2] ?? 0),
-        });
+        const m = /;r=(\d+)/.exec(String(o.headers.ratelimit ?? ''));
+        this.allowed.push({ at: Date.now(), remaining: Number(m?.[1] ?? -1) });
       } else if (o.kind === 'response' && o.status === 429) this.refused++;
       else this.other++;
       await new Promise((r) => setTimeout(r, this.intervalMs));
     }
-  }
-
-  /**
-   * The allowed requests grouped by the limiter's window (their window ends within 2 s of one
-   * another): per window, how many were allowed and whether two were told the same remaining
-   * count (two gateways counting apart).
-   */
-  windows(): { allowed: number; repeatedRemaining: boolean }[] {
-    const sorted = [...this.allowed].sort((a, b) => a.windowEndsAt - b.windowEndsAt);
-    const groups: Allowed[][] = [];
-    for (const a of sorted) {
-      const last = groups.at(-1);
-      if (last && a.windowEndsAt - last[0]!.windowEndsAt <= 2_000) last.push(a);
-      else groups.push([a]);
-    }
-    return groups.map((g) => ({
-      allowed: g.length,
-      repeatedRemaining: new Set(g.map((a) => a.remaining)).size !== g.length,
-    }));
   }
 }

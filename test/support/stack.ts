@@ -28,6 +28,8 @@ export interface StackOptions {
   /** Upstream services to run (default: every one that is built). */
   services?: string[];
   env?: Record<string, string>;
+  /** More environment for the gateways only, from the upstreams' addresses (…_ADDR). */
+  gatewayEnv?: (addresses: Record<string, string>) => Promise<Record<string, string>>;
 }
 
 /** What Stack.onTestBackends creates for a stack, and its stop() removes. */
@@ -174,6 +176,7 @@ export class Stack {
       }
     }
     await Promise.all(started.map((proc) => this.waitForProcess(proc)));
+    const gatewayEnv = (await this.options.gatewayEnv?.({ ...this.addresses })) ?? {};
     for (let i = 0; i < (this.options.gateways ?? 1); i++) {
       const port = await freePort();
       const adminPort = await freePort();
@@ -191,6 +194,7 @@ export class Stack {
           // Overridable through `env` (an empty value leaves it unset: derived per request).
           PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
           ...this.backendEnv(),
+          ...gatewayEnv,
           PORT: String(port),
           HOST: '127.0.0.1',
           ADMIN_PORT: String(adminPort),

@@ -70,6 +70,11 @@ export interface SteadyLoadOptions {
   questions: readonly string[];
   /** The operations the workers cycle through (default: all five). */
   ops?: readonly Op[];
+  /**
+   * Worker w keeps to operation ops[w % ops.length], so a fault that holds up one operation
+   * (a creation retrying its key) does not starve the others of workers.
+   */
+  pinned?: boolean;
   /** How long a creation keeps retrying its key after stop() before it counts as lost. */
   createRetryMs?: number;
 }
@@ -158,7 +163,7 @@ export class SteadyLoad {
     let n = 0;
     while (this.running) {
       const ops = this.o.ops ?? OPS;
-      const op = ops[(w + n++) % ops.length]!;
+      const op = ops[(this.o.pinned ? w : w + n++) % ops.length]!;
       if (op === 'create') await this.create(w);
       else {
         this.operations++;

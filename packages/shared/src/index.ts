@@ -15,6 +15,7 @@ export * from './time.js';
 export * from './hashing.js';
 export * from './random.js';
 export * from './text.js';
+export * from './time-slice.js';
 export * from './journal.js';
 export * from './journaled-store.js';
 export * from './atomic-file.js';

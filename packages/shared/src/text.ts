@@ -32,21 +32,39 @@ export function hasLoneSurrogate(text: string): boolean {
  * on as UTF-8 (protobuf and MySQL would turn it into U+FFFD, so different inputs would become
  * one), hence refused.
  */
-export function loneSurrogatePath(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return hasLoneSurrogate(value) ? path : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = loneSurrogatePath(value[i], `${path}[${i}]`);
-      if (found !== undefined) return found;
+export function loneSurrogatePath(value: unknown): string | undefined {
+  // Iterative, depth first in document order: a body nested thousands deep must not overflow
+  // the call stack.
+  const pending: Array<[unknown, string]> = [[value, '']];
+  while (pending.length > 0) {
+    const [item, path] = pending.pop()!;
+    if (typeof item === 'string') {
+      if (hasLoneSurrogate(item)) return path;
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) pending.push([item[i], `${path}[${i}]`]);
+    } else if (typeof item === 'object' && item !== null) {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        const at = path === '' ? key : `${path}.${key}`;
+        if (hasLoneSurrogate(key)) return at;
+        pending.push([child, at]);
+      }
     }
-    return undefined;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const at = path === '' ? key : `${path}.${key}`;
-    if (hasLoneSurrogate(key)) return at;
-    const found = loneSurrogatePath(item, at);
-    if (found !== undefined) return found;
   }
   return undefined;
+}
+
+// C0 controls but tab, line feed and carriage return; DEL; C1 controls; and the bidirectional
+// formatting characters (Arabic letter mark, LRM/RLM, embeddings and overrides U+202A–U+202E,
+// isolates U+2066–U+2069), which can make text display in an order other than it reads.
+const CONTROL_OR_BIDI =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+
+/**
+ * Text with control characters (NUL and the like) and bidirectional formatting characters
+ * removed, for text shown to people that came from users (the FAQ digest).
+ */
+export function stripControlAndBidi(text: string): string {
+  return text.replace(CONTROL_OR_BIDI, '');
 }

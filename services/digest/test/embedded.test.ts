@@ -142,4 +142,30 @@ describe('embedded mode', () => {
     svc = await startDigest(env());
     await countOf(lastWeek, 8);
   });
+
+  it('when tickets hold NUL, other control characters or bidi overrides, then the digest text holds none of them', async () => {
+    const tenant = newOrg('emb-ctl');
+    const questions = [
+      'How do I reset my pass\u0000word?',
+      'How do I reset my password\u202E\u2066 quickly?\u2069\u202C',
+      'How can I reset my password\u0007\u001B[31m\u0085\u200F?',
+      'Reset my\u00A0password\u200E\u202A please\u202D\u2067\u2068',
+    ];
+    append(questions.flatMap((q, i) => ticketEvents(tenant, q, inWeek(lastWeek, i, 11))));
+    await eventually(
+      async () =>
+        (await svc!.client.buildDigest({ orgId: tenant, weekStart: lastWeek })).digest!
+          .ticketCount === questions.length || undefined,
+      15_000,
+      'the tickets counted',
+    );
+    const d = (await svc!.client.getLatestDigest({ orgId: tenant })).digest!;
+    assert.match(d.content, /password/i);
+    const unsafe =
+      /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+    assert.doesNotMatch(d.content, unsafe);
+    assert.doesNotMatch(JSON.stringify(d.summary), /\\u00[01][0-9a-f]|\\u007f/i);
+    assert.doesNotMatch(JSON.stringify(d.summary), unsafe);
+    assert.match(d.content, /reset my password/i, 'words around a removed character stay joined');
+  });
 });

@@ -359,7 +359,7 @@ export interface components {
         'application/json': components['schemas']['PayloadTooLargeError'];
       };
     };
-    /** @description `rate_limited`: the key or organization used up its requests for this window (or, without RateLimit headers, the client IP sent too many failed authentications). Retry after `Retry-After` seconds. */
+    /** @description `rate_limited`: the key or organization used up its requests for the last 60 seconds (or, without RateLimit headers, the client IP sent too many failed authentications). Retry after `Retry-After` seconds. */
     TooManyRequests: {
       headers: {
         'X-Request-Id': components['headers']['X-Request-Id'];
@@ -437,7 +437,7 @@ export interface components {
     'X-Request-Id': string;
     /** @description The quota policies in force (IETF RateLimit header fields, structured fields): per key and per organization, 60-second windows, e.g. `"key";q=600;w=60, "org";q=3000;w=60`. */
     'RateLimit-Policy': string;
-    /** @description The state of the policy nearest exhaustion (on a 429, the exhausted one): remaining requests `r` and seconds until the window resets `t`, e.g. `"key";r=557;t=41`. */
+    /** @description The state of the policy nearest exhaustion (on a 429, the exhausted one): remaining requests `r` and seconds `t` until the oldest counted request leaves the 60-second window (a request slot frees), e.g. `"key";r=557;t=41`. */
     RateLimit: string;
     /** @description As on successful responses; present when the request was counted against the rate limit (absent on a 429 from failed-authentication throttling, which happens before the key is known). */
     'RateLimit-Policy-IfCounted': string;

@@ -20,7 +20,7 @@ import { openTicketsUpstream } from './data-access/grpc/tickets-upstream.js';
 import { MysqlGatewayStore } from './data-access/mysql-store.js';
 import { FixedWindowAuthThrottle } from './data-access/rate-limit/auth-throttle.js';
 import { limiterFactory } from './data-access/rate-limit/limiter-factory.js';
-import { FixedWindowRequestLimiter } from './data-access/rate-limit/request-limiter.js';
+import { SlidingWindowRequestLimiter } from './data-access/rate-limit/request-limiter.js';
 import { connectRedis, waitForRedis } from './data-access/redis.js';
 import { AgentOperations } from './domain/agent-operations.js';
 import type { ApiContract } from './domain/api-contract.js';
@@ -220,7 +220,7 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
       config.AUTH_FAILURES_PER_MIN_PER_IP,
       logger,
     ),
-    rateLimiter: new FixedWindowRequestLimiter(createLimiter, logger, redis),
+    rateLimiter: new SlidingWindowRequestLimiter(logger, redis),
     contract,
     operations: new AgentOperations({ rules: contract.rules, ...upstreams }),
     mcpAllowedOrigins: config.MCP_ALLOWED_ORIGINS,
@@ -231,6 +231,12 @@ export function createApps(input: AppsInput): { publicApp: Express; adminApp: Ex
     logger,
     redactor,
     adminToken: input.adminToken,
+    authThrottle: new FixedWindowAuthThrottle(
+      createLimiter,
+      config.AUTH_FAILURES_PER_MIN_PER_IP,
+      logger,
+      'adminauthfail',
+    ),
     orgs: new OrgAdmin(store, (orgId, settings) => policySync.publish(orgId, settings)),
     ...upstreams,
     ticketStatuses: contract.enumValues('TicketStatus'),

@@ -145,7 +145,7 @@ export const { schema: configSchema, load: loadGatewayConfig } = serviceConfig(
       'Comma-separated browser origins allowed to call /api/mcp; other Origin headers get 403.',
     ),
     AUTH_FAILURES_PER_MIN_PER_IP: atLeast(1, 20).describe(
-      'Failed authentications allowed per client IP and minute.',
+      'Failed authentications allowed per client IP and minute (API keys; admin tokens on counters of their own).',
     ),
     // The contract promises revocation and settings changes on every replica within 1 s.
     KEY_CACHE_TTL_MS: intEnv(0, 1000, 500).describe(

@@ -186,8 +186,8 @@ describe('importKbEntries', () => {
 });
 
 describe('import body rows', () => {
-  it('when the body is JSON lines, then rows carry their 1-based line and bad lines fail alone', () => {
-    const rows = parseKbImportRows('\uFEFF{"id":"a"}\r\n\n  \n{oops\n[1]\n', 'jsonl');
+  it('when the body is JSON lines, then rows carry their 1-based line and bad lines fail alone', async () => {
+    const rows = await parseKbImportRows('\uFEFF{"id":"a"}\r\n\n  \n{oops\n[1]\n', 'jsonl');
     assert.deepEqual(rows, [
       { line: 1, value: { id: 'a' } },
       { line: 4, error: 'not valid JSON' },
@@ -195,14 +195,14 @@ describe('import body rows', () => {
     ]);
   });
 
-  it('when the body is a JSON array, then rows carry their 1-based position', () => {
-    assert.deepEqual(parseKbImportRows(' [{"id":"a"}, 5] ', 'json'), [
+  it('when the body is a JSON array, then rows carry their 1-based position', async () => {
+    assert.deepEqual(await parseKbImportRows(' [{"id":"a"}, 5] ', 'json'), [
       { line: 1, value: { id: 'a' } },
       { line: 2, value: 5 },
     ]);
   });
 
-  it('when the body is empty, malformed or not an array, then 400 invalid_request', () => {
+  it('when the body is empty, malformed or not an array, then 400 invalid_request', async () => {
     const cases: Array<[unknown, 'json' | 'jsonl', RegExp]> = [
       [undefined, 'json', /empty/],
       ['', 'jsonl', /empty/],
@@ -212,7 +212,7 @@ describe('import body rows', () => {
       ['[{"id":', 'json', /not valid JSON/],
     ];
     for (const [body, format, message] of cases) {
-      assert.throws(
+      await assert.rejects(
         () => parseKbImportRows(body, format),
         (err: unknown) =>
           err instanceof AppError && err.code === 'invalid_request' && message.test(err.message),

@@ -117,3 +117,36 @@ test('when the background refresh fails, then nothing is thrown and the next exp
   assert.equal((await resolver.resolve(KEY))?.key.id, 'key-1');
   assert.equal(store.lookups, 3);
 });
+
+test('when the store is silent or failing, then a key seen before keeps its last grant and an unknown key still waits for the store', async () => {
+  let now = 0;
+  let failing = false;
+  const store = storeWith(() => {
+    if (failing) throw new Error('store down');
+    return grantFor();
+  });
+  const resolver = new KeyResolver(store as unknown as GatewayStore, 1000, 100, () => now, 20);
+  await resolver.resolve(KEY);
+  now = 60_000;
+  store.hold(); // silent: the lookup never answers
+  assert.equal((await resolver.resolve(KEY))?.key.id, 'key-1', 'stale grant after the wait');
+  let unknownDone = false;
+  const unknown = resolver.resolve('sak_live_never_seen_key').then(() => (unknownDone = true));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(unknownDone, false, 'an unknown key is not granted without the store');
+  store.releaseAll();
+  await unknown;
+  failing = true;
+  now = 120_000;
+  assert.equal((await resolver.resolve(KEY))?.key.id, 'key-1', 'stale grant on a store error');
+  failing = false;
+  now = 60 * 60_000;
+  store.hold();
+  const late = resolver.resolve(KEY);
+  let lateDone = false;
+  void late.then(() => (lateDone = true));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(lateDone, false, 'past the stale limit the store is waited for');
+  store.releaseAll();
+  assert.equal((await late)?.key.id, 'key-1');
+});

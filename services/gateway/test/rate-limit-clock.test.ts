@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it, mock } from 'node:test';
 import { createLogger } from '@support-agent/shared';
 import { limiterFactory } from '../src/data-access/rate-limit/limiter-factory.js';
-import { FixedWindowRequestLimiter } from '../src/data-access/rate-limit/request-limiter.js';
+import { SlidingWindowRequestLimiter } from '../src/data-access/rate-limit/request-limiter.js';
 import { FixedWindowAuthThrottle } from '../src/data-access/rate-limit/auth-throttle.js';
 
 const silent = createLogger('test', 'silent');
@@ -18,7 +18,7 @@ function stepClock(ms: number): void {
 
 afterEach(() => mock.restoreAll());
 
-async function allowed(limiter: FixedWindowRequestLimiter, n: number, key = 'k1') {
+async function allowed(limiter: SlidingWindowRequestLimiter, n: number, key = 'k1') {
   let count = 0;
   for (let i = 0; i < n; i++) if ((await limiter.consume(key, 5, 'org1', 1000)).allowed) count++;
   return count;
@@ -31,7 +31,7 @@ describe('in-memory limits across wall-clock steps', () => {
     ['+31 days', 31 * 24 * HOUR],
   ] as const) {
     it(`when the wall clock steps ${name} in the middle of a window, then the key still gets its limit once and Retry-After stays within the window`, async () => {
-      const limiter = new FixedWindowRequestLimiter(limiterFactory(undefined), silent);
+      const limiter = new SlidingWindowRequestLimiter(silent);
       assert.equal(await allowed(limiter, 3), 3);
       stepClock(step);
       assert.equal(await allowed(limiter, 10), 2, 'no fresh quota after the step');

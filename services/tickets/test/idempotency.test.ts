@@ -117,6 +117,21 @@ describe('idempotency keys (MySQL + Redis)', () => {
     }
   });
 
+  it("when the replica holding a key's lock died, then a creation retried with the key is answered within a gRPC deadline, once", async () => {
+    const orgId = newOrg();
+    const hash = createHash('sha256').update('orphaned').digest('hex');
+    // What a replica killed between taking the lock and settling it leaves behind.
+    await redis.set(`idem:lock:${orgId}:${hash}`, 'dead-replica', 'PX', 10_000);
+    const t0 = Date.now();
+    const [first] = await burst(service.client, orgId, 'orphaned', 1);
+    const ms = Date.now() - t0;
+    assert.ok(ms < 2_000, `answered after ${ms} ms`);
+    assert.equal(first!.duplicate, false);
+    const again = await burst(service.client, orgId, 'orphaned', 5);
+    assert.ok(again.every((r) => r.duplicate && r.ticketId === first!.ticketId));
+    assert.equal(await countTickets(service.client, orgId), 1);
+  });
+
   it('when Redis is down, then creates still succeed exactly once per key; when it is back, then the lock and cache are used again', async () => {
     await redisServer.stop();
     try {

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import { redactUrl } from '../logger.js';
 import { sleep } from '../time.js';
 import { runMigrations, type MigrationSet } from './migrations.js';
+import { MYSQL_QUERY_TIMEOUT_MS, watchSilence } from './silence.js';
 
 export type { Pool };
 
@@ -53,13 +54,20 @@ export interface OpenMysqlOptions {
   poolSize?: number | undefined;
   /** How long start-up waits for the server to answer (default 60 s). */
   connectTimeoutMs?: number | undefined;
+  /**
+   * A query unanswered this long drops its connection (watchSilence; default
+   * MYSQL_QUERY_TIMEOUT_MS, 0 = no limit). Migrations run without it.
+   */
+  queryTimeoutMs?: number | undefined;
   /** Further mysql2 pool options (e.g. dateStrings, multipleStatements). */
   pool?: Partial<PoolOptions>;
 }
 
 /**
  * What every MySQL store does at start-up: a pool, a wait until the server answers, the
- * service's migrations; the pool is closed again when any of it fails.
+ * service's migrations; the pool is closed again when any of it fails. The pool handed out
+ * drops a connection whose query goes unanswered (watchSilence): a silent server is treated
+ * like a dead one.
  */
 export async function openMysql(
   url: string,
@@ -73,7 +81,7 @@ export async function openMysql(
   try {
     await waitForMysql(pool, url, logger, options.connectTimeoutMs);
     await runMigrations(pool, options.schema, logger);
-    return pool;
+    return watchSilence(pool, options.queryTimeoutMs ?? MYSQL_QUERY_TIMEOUT_MS);
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw err;

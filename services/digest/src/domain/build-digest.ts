@@ -19,7 +19,7 @@ import { isoWeekName, weekEndInstant, weekEndOf } from './iso-week.js';
 import type { AggregateStore, DigestStore, StoredDigest, TopicSummarizer } from './ports.js';
 import { previousWeekTopics } from './previous-week.js';
 import { renderDigestMarkdown } from './render-markdown.js';
-import { leadSentences, oneLine, truncate } from './text.js';
+import { leadSentences, oneLine, truncate, withoutControlChars } from './text.js';
 import { assignTopicIds, trendOf } from './week-over-week.js';
 
 export { thresholdFor } from './group-week.js';
@@ -96,7 +96,7 @@ export async function buildDigest(
   await summarize(deps, week.topics, topics, sources);
 
   const now = deps.now();
-  const summary: DigestSummary = {
+  const summary: DigestSummary = withoutControlChars({
     version: SUMMARY_VERSION,
     weekStart,
     weekEnd: weekEndOf(weekStart),
@@ -108,7 +108,7 @@ export async function buildDigest(
     lastWeekTicketCount: previous?.ticketCount,
     kbChecked: week.kbChecked,
     topics,
-  };
+  });
   const digest: StoredDigest = {
     orgId,
     weekStart,

@@ -1,10 +1,26 @@
 /** Text helpers for digest content: user text goes into Markdown, so it is flattened and escaped. */
 
-import { codePointLength } from '@support-agent/shared';
+import { codePointLength, stripControlAndBidi } from '@support-agent/shared';
 
-/** Whitespace collapsed to single spaces, trimmed: one line. */
+/** Control and bidi characters removed, whitespace collapsed to single spaces, trimmed: one line. */
 export function oneLine(text: string): string {
-  return text.replace(/\s+/gu, ' ').trim();
+  return stripControlAndBidi(text).replace(/\s+/gu, ' ').trim();
+}
+
+/**
+ * Every string of a value (the digest's structured form) without control and bidi characters:
+ * ticket text, KB questions and answers and an LLM's summaries all end up in it, and a NUL or
+ * a right-to-left override there would reach whoever reads the digest.
+ */
+export function withoutControlChars<T>(value: T): T {
+  if (typeof value === 'string') return stripControlAndBidi(value) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => withoutControlChars(v)) as T;
+  if (typeof value === 'object' && value !== null && !(value instanceof Date)) {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, withoutControlChars(v)]),
+    ) as T;
+  }
+  return value;
 }
 
 /** At most `max` code points, cut at a word boundary when one is near, with an ellipsis. */
@@ -36,7 +52,7 @@ export function leadSentences(text: string, max: number): string {
  * HTML into the digest.
  */
 export function escapeMarkdown(text: string): string {
-  return text
+  return stripControlAndBidi(text)
     .replace(/[\\`*_[\]<>|~]/g, (c) => `\\${c}`)
     .replace(/^[#+-]/, (c) => `\\${c}`)
     .replace(/^(\d+)([.)])/, '$1\\$2');

@@ -1,9 +1,10 @@
-import type { knowledge, tickets as ticketsPb } from '@support-agent/proto';
+import type { digest, knowledge, tickets as ticketsPb } from '@support-agent/proto';
 import { AppError } from '@support-agent/shared';
 import type { components } from '../../openapi/openapi.js';
 import type { InputRules, StringLimits } from './api-contract.js';
 import type { OrgSettings } from './model.js';
 import type { Upstreams } from './ports.js';
+import { LastKnown } from './last-known.js';
 import {
   codePointLength,
   readEnum,
@@ -14,6 +15,9 @@ import {
   type ParamLocation,
   type StringRule,
 } from './validation.js';
+
+/** How long the FAQ waits for the digest before serving the organization's last known one. */
+const FAQ_WAIT_MS = 300;
 
 /** Response bodies of the public API, typed from the OpenAPI document (openapi/openapi.d.ts). */
 export type Schemas = components['schemas'];
@@ -44,6 +48,8 @@ export interface AgentOperationDeps extends Omit<Upstreams, 'triage'> {
  */
 export class AgentOperations {
   private readonly params: Record<InputSource, ReturnType<typeof paramRules>>;
+  /** Each organization's last digest, the FAQ's answer while the digest path is silent. */
+  private readonly lastDigests = new LastKnown<digest.GetLatestDigestResponse>(FAQ_WAIT_MS);
 
   constructor(private readonly deps: AgentOperationDeps) {
     this.params = { query: paramRules(deps.rules, 'query'), body: paramRules(deps.rules, 'body') };
@@ -82,9 +88,11 @@ export class AgentOperations {
   async getFaqDigest(caller: Caller): Promise<Schemas['FaqDigest']> {
     // The summary (topics, examples, ticket ids) is most of the digest's bytes; the FAQ shows
     // only the markdown (docs/performance.md: it drove the gateway's RSS past 250 MB).
-    const { digest: latest } = await this.deps.digest.getLatestDigest(
-      { orgId: caller.orgId, withoutSummary: true },
-      caller.requestId,
+    const { digest: latest } = await this.lastDigests.get(caller.orgId, () =>
+      this.deps.digest.getLatestDigest(
+        { orgId: caller.orgId, withoutSummary: true },
+        caller.requestId,
+      ),
     );
     if (!latest) {
       return {

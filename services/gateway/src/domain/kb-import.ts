@@ -1,5 +1,5 @@
 import type { knowledge } from '@support-agent/proto';
-import { AppError, invalidRequest } from '@support-agent/shared';
+import { AppError, invalidRequest, TimeSlicer } from '@support-agent/shared';
 
 /** Limits of one KB entry as the admin API accepts it; lengths in code points. */
 export const KB_LIMITS = {
@@ -115,7 +115,10 @@ export async function importKbEntries(
   const batchSize = options.batchSize ?? KB_UPSERT_BATCH;
   const failed: KbRowFailure[] = [];
   const byId = new Map<string, { line: number; entry: KbEntry }>();
+  // Validated in time slices: other requests are served between them.
+  const slicer = new TimeSlicer();
   for (const row of rows) {
+    await slicer.next();
     if ('error' in row) {
       failed.push({ line: row.line, message: row.error });
       continue;

@@ -18,6 +18,16 @@ interface CacheEntry {
  * busy key is not waited for on the request path every TTL (that wait, a store round trip
  * every 500 ms, was the gateway's p99 at moderate load). The staleness bound is unchanged.
  */
+/**
+ * When the store does not answer a key lookup within STORE_WAIT_MS (MySQL down, silent behind
+ * a blackhole, or slow), a key seen within STALE_MAX_MS keeps its last known grant: requests of
+ * known keys go on (searches, FAQ, answers need no MySQL of the gateway's) instead of waiting
+ * for the store. A revocation cannot be read from a store that does not answer anyway; it
+ * applies within the TTL of the first lookup that succeeds again.
+ */
+export const STORE_WAIT_MS = 300;
+export const STALE_MAX_MS = 10 * 60_000;
+
 export class KeyResolver {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly inFlight = new Map<string, Promise<KeyGrant | undefined>>();
@@ -27,6 +37,7 @@ export class KeyResolver {
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
     private readonly now: () => number = Date.now,
+    private readonly storeWaitMs = STORE_WAIT_MS,
   ) {}
 
   /**
@@ -49,9 +60,21 @@ export class KeyResolver {
   async resolve(key: string): Promise<KeyGrant | undefined> {
     const hash = hashApiKey(key);
     const entry = this.cache.get(hash);
-    if (entry && entry.expiresAt > this.now()) return entry.grant;
-
-    return this.lookupOnce(hash);
+    const now = this.now();
+    if (entry && entry.expiresAt > now) return entry.grant;
+    const fresh = this.lookupOnce(hash);
+    if (!entry?.grant || entry.expiresAt + STALE_MAX_MS <= now) return fresh;
+    // A known key: its last grant if the store is silent or failing.
+    const stale = entry.grant;
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<KeyGrant>((resolve) => {
+      timer = setTimeout(() => resolve(stale), this.storeWaitMs);
+    });
+    try {
+      return await Promise.race([fresh.catch(() => stale), silent]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** One store lookup per key at a time, however many requests arrive together. */
@@ -81,7 +104,7 @@ export class KeyResolver {
   private evict(): void {
     const now = this.now();
     for (const [hash, entry] of this.cache) {
-      if (this.cache.size <= this.maxEntries && entry.expiresAt > now) break;
+      if (this.cache.size <= this.maxEntries && entry.expiresAt + STALE_MAX_MS > now) break;
       this.cache.delete(hash);
     }
   }

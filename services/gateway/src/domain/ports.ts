@@ -135,7 +135,17 @@ export interface RateDecision {
  * request over its key's limit does not also spend the organization's budget.
  */
 export interface RequestRateLimiter {
-  consume(keyId: string, keyQuota: number, orgId: string, orgQuota: number): Promise<RateDecision>;
+  /**
+   * Counts `cost` requests (1 unless the call stands for several, e.g. an MCP batch of N
+   * messages) against the key and then the organization.
+   */
+  consume(
+    keyId: string,
+    keyQuota: number,
+    orgId: string,
+    orgQuota: number,
+    cost?: number,
+  ): Promise<RateDecision>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { TimeSlicer } from '@support-agent/shared';
 import type { EmbeddingProvider, EntryText, Fingerprint } from '../domain/ports.js';
 import { questionText } from '../domain/scoring.js';
 import { isStopword, stem, words } from '../domain/tokenizer.js';
@@ -45,8 +46,15 @@ export class HashedEmbeddings implements EmbeddingProvider {
     this.fingerprint = { provider: 'hashed', model: HASHED_MODEL, dimensions };
   }
 
+  /** Time-sliced (TimeSlicer): a bulk import's batch never holds the event loop for long. */
   async embedDocuments(entries: EntryText[]): Promise<Float32Array[]> {
-    return entries.map((e) => this.embedEntry(e));
+    const slicer = new TimeSlicer();
+    const out: Float32Array[] = [];
+    for (const e of entries) {
+      await slicer.next();
+      out.push(this.embedEntry(e));
+    }
+    return out;
   }
 
   async embedQuery(text: string): Promise<Float32Array> {

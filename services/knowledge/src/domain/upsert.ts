@@ -1,4 +1,4 @@
-import { AppError } from '@support-agent/shared';
+import { AppError, TimeSlicer } from '@support-agent/shared';
 import { sha256Hex } from './hashing.js';
 import type { EntryText, IndexedEntry, StoredEntry } from './ports.js';
 import { documentTerms } from './scoring.js';
@@ -41,13 +41,19 @@ export async function indexEntries(
 ): Promise<IndexedEntry[]> {
   if (entries.length === 0) return [];
   const vectors = await deps.embeddings.embedDocuments(entries);
-  return entries.map((entry, i) => {
+  // Term extraction is CPU work too: sliced, so other callers' searches run in between.
+  const slicer = new TimeSlicer();
+  const out: IndexedEntry[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    await slicer.next();
+    const entry = entries[i]!;
     const dense = vectors[i]!;
     // An entry of stop words only embeds to zero; give it a direction so cosine is defined.
     if (isZero(dense)) dense[0] = 1;
     const { sparse, terms } = documentTerms(entry);
-    return { ...entry, dense, sparse, terms };
-  });
+    out.push({ ...entry, dense, sparse, terms });
+  }
+  return out;
 }
 
 /**

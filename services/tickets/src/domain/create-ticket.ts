@@ -11,8 +11,13 @@ export const IDEMPOTENCY_KEY_MAX = 200;
 
 /** How long the idempotency lock lives if its holder dies. */
 const LOCK_TTL_MS = 10_000;
-/** How long a caller waits behind another one holding its key before going to the store itself. */
-const LOCK_WAIT_MS = 5_000;
+/**
+ * How long a caller waits behind another one holding its key before going to the store itself
+ * (whose unique key still gives both callers the one ticket). Well under a gRPC deadline: when
+ * the holder was a replica that died, its client's retry is answered instead of waiting out
+ * the lock (5 s here made every retry of such a key fail its 2.5–5 s deadline).
+ */
+const LOCK_WAIT_MS = 1_000;
 
 export interface CreateTicketInput {
   orgId: string;

@@ -47,6 +47,8 @@ export class MysqlDigestRepository implements DigestRepository {
       schema: SCHEMA,
       poolSize: options.poolSize ?? 10,
       connectTimeoutMs: options.waitMs,
+      // A digest build reads a whole week of tickets: more time than a request's query.
+      queryTimeoutMs: 30_000,
       // DATE columns are ISO week names here: keep them as 'YYYY-MM-DD' strings. Multiple
       // statements for applyEvents' two round trips; every statement here is built from
       // constants and placeholders (values are escaped by the driver), never from input.

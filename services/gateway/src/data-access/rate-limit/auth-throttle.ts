@@ -4,8 +4,9 @@ import type { AuthFailureThrottle } from '../../domain/ports.js';
 import type { LimiterFactory } from './limiter-factory.js';
 
 /**
- * Failed authentications per client IP (`authfail:<ip>`) in a fixed window. After `limit`
- * failures in a minute, further requests from that IP without a valid key get 429 instead of 401.
+ * Failed authentications per client IP (`<prefix>:<ip>`; `authfail` for API keys,
+ * `adminauthfail` for the admin token) in a fixed window. After `limit` failures in a minute,
+ * further requests from that IP without a valid key get 429 instead of 401.
  */
 export class FixedWindowAuthThrottle implements AuthFailureThrottle {
   private readonly limiter: RateLimiterAbstract;
@@ -14,8 +15,9 @@ export class FixedWindowAuthThrottle implements AuthFailureThrottle {
     create: LimiterFactory,
     private readonly limit: number,
     private readonly logger: Logger,
+    prefix = 'authfail',
   ) {
-    this.limiter = create('authfail', limit);
+    this.limiter = create(prefix, limit);
   }
 
   async blockedFor(ip: string): Promise<number | undefined> {

@@ -1,46 +1,48 @@
 import type { Logger } from '@support-agent/shared';
 import type { Redis } from 'ioredis';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import {
   WINDOW_SECONDS,
   type RateDecision,
   type RatePolicy,
   type RequestRateLimiter,
 } from '../../domain/ports.js';
-import { defineKeyAndOrgScript, type LimitsRedis } from './key-and-org-script.js';
-import type { LimiterFactory } from './limiter-factory.js';
-import { MonotonicRateLimiterMemory } from './monotonic-memory-limiter.js';
+import {
+  defineSlidingWindowScript,
+  MemorySlidingWindow,
+  type SlidingWindowRedis,
+  type WindowHit,
+} from './sliding-window.js';
 
 interface PolicyState {
   name: RatePolicy;
   quota: number;
   remaining: number;
-  /** Seconds until the window resets. */
+  /** Seconds until a slot frees. */
   reset: number;
   exceeded: boolean;
 }
 
 /** refusedBy of an allowed request: one shared array, nothing allocated per request. */
 const NONE: readonly RatePolicy[] = Object.freeze([]);
+const WINDOW_MS = WINDOW_SECONDS * 1000;
 
 /**
- * Per-key and per-organization request limits (`rl:key:<keyId>`, `rl:org:<orgId>`) in fixed
- * windows. With Redis both counters are taken in one atomic script (one round trip, exact
- * across replicas); while Redis is unreachable, per-replica in-memory limiters (the insurance)
- * count instead. Without Redis (embedded mode) the factory's limiters count.
+ * Per-key and per-organization request limits in sliding windows (sliding-window.ts): no key
+ * and no organization gets more than its quota in any 60 s. With Redis both logs are taken in
+ * one atomic script (`rlw:key:<keyId>`, `rlw:org:<orgId>`; exact across replicas); while Redis
+ * is unreachable, per-replica in-memory logs (the insurance) count instead; without Redis
+ * (embedded mode) only those.
  */
-export class FixedWindowRequestLimiter implements RequestRateLimiter {
-  private readonly limiters = new Map<string, RateLimiterAbstract>();
-  private readonly insurance = new Map<string, MonotonicRateLimiterMemory>();
-  private readonly redis: LimitsRedis | undefined;
+export class SlidingWindowRequestLimiter implements RequestRateLimiter {
+  private readonly memory = new MemorySlidingWindow(WINDOW_MS);
+  private readonly redis: SlidingWindowRedis | undefined;
   private lastPolicy = { keyQuota: NaN, orgQuota: NaN, header: '' };
 
   constructor(
-    private readonly create: LimiterFactory,
     private readonly logger: Logger,
     redis?: Redis,
   ) {
-    if (redis) this.redis = defineKeyAndOrgScript(redis);
+    if (redis) this.redis = defineSlidingWindowScript(redis);
   }
 
   async consume(
@@ -48,16 +50,14 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
     keyQuota: number,
     orgId: string,
     orgQuota: number,
+    cost = 1,
   ): Promise<RateDecision> {
     // Key first: a request over its key's limit does not also spend the organization's budget,
     // so one runaway key cannot starve the organization's other keys.
-    const counted = await this.consumeInRedis(keyId, keyQuota, orgId, orgQuota);
-    const key = counted ? counted.key : await this.consumeOne('key', keyId, keyQuota);
-    const org = counted
-      ? counted.org
-      : key.exceeded
-        ? undefined
-        : await this.consumeOne('org', orgId, orgQuota);
+    const counted =
+      (await this.consumeInRedis(keyId, keyQuota, orgId, orgQuota, cost)) ??
+      this.consumeInMemory(keyId, keyQuota, orgId, orgQuota, cost);
+    const { key, org } = counted;
     const exceeded = [key, org].filter((p): p is PolicyState => p?.exceeded === true);
     let shown: PolicyState;
     if (exceeded.length > 0) {
@@ -74,6 +74,10 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
     };
   }
 
+  close(): void {
+    this.memory.close();
+  }
+
   /** `RateLimit-Policy`: the same few quota pairs on every request, so the last one is kept. */
   private policyHeader(keyQuota: number, orgQuota: number): string {
     const last = this.lastPolicy;
@@ -83,91 +87,59 @@ export class FixedWindowRequestLimiter implements RequestRateLimiter {
     return header;
   }
 
-  /** Both counters in Redis; undefined when Redis is not ready or failed (use the insurance). */
+  /** Both logs in Redis; undefined when Redis is not ready or failed (use the insurance). */
   private async consumeInRedis(
     keyId: string,
     keyQuota: number,
     orgId: string,
     orgQuota: number,
+    cost: number,
   ): Promise<{ key: PolicyState; org: PolicyState | undefined } | undefined> {
     const redis = this.redis;
     if (!redis || redis.status !== 'ready') return undefined;
     try {
-      const [kn, kt, on, ot] = await redis.rlConsumeKeyAndOrg(
-        `rl:key:${keyId}`,
-        `rl:org:${orgId}`,
-        WINDOW_SECONDS,
+      const [ka, kn, kr, oa, on, orr] = await redis.rlSlidingKeyAndOrg(
+        `rlw:key:${keyId}`,
+        `rlw:org:${orgId}`,
+        WINDOW_MS,
         keyQuota,
+        orgQuota,
+        cost,
       );
       return {
-        key: fromCounter('key', keyQuota, kn!, kt!),
-        org: on === undefined ? undefined : fromCounter('org', orgQuota, on, ot!),
+        key: toState('key', keyQuota, { allowed: ka === 1, count: kn!, resetMs: kr! }),
+        org:
+          oa === undefined
+            ? undefined
+            : toState('org', orgQuota, { allowed: oa === 1, count: on!, resetMs: orr! }),
       };
     } catch (err) {
-      this.logger.debug({ err }, 'rate limit counters unavailable; in-memory limits used');
+      this.logger.debug({ err }, 'rate limit logs unavailable; in-memory limits used');
       return undefined;
     }
   }
 
-  private limiter(name: RatePolicy, quota: number): RateLimiterAbstract {
-    const id = `${name}:${quota}`;
-    if (this.redis) {
-      // Redis is configured but unreachable: the per-replica insurance counts.
-      let memory = this.insurance.get(id);
-      if (!memory) {
-        memory = new MonotonicRateLimiterMemory({
-          keyPrefix: `rl:${name}`,
-          points: quota,
-          duration: WINDOW_SECONDS,
-        });
-        this.insurance.set(id, memory);
-      }
-      return memory;
-    }
-    let limiter = this.limiters.get(id);
-    if (!limiter) {
-      limiter = this.create(`rl:${name}`, quota);
-      this.limiters.set(id, limiter);
-    }
-    return limiter;
-  }
-
-  private async consumeOne(name: RatePolicy, id: string, quota: number): Promise<PolicyState> {
-    try {
-      const res = await this.limiter(name, quota).consume(id);
-      return toState(name, quota, res, false);
-    } catch (err) {
-      if (err instanceof RateLimiterRes) return toState(name, quota, err, true);
-      // Both Redis and the insurance failed: serve rather than fail closed.
-      this.logger.error({ err, policy: name }, 'rate limiter failed; request let through');
-      return { name, quota, remaining: quota, reset: WINDOW_SECONDS, exceeded: false };
-    }
+  private consumeInMemory(
+    keyId: string,
+    keyQuota: number,
+    orgId: string,
+    orgQuota: number,
+    cost: number,
+  ): { key: PolicyState; org: PolicyState | undefined } {
+    const key = toState('key', keyQuota, this.memory.hit(`key:${keyId}`, keyQuota, cost));
+    if (key.exceeded) return { key, org: undefined };
+    const org = this.memory.hit(`org:${orgId}`, orgQuota, cost);
+    return { key, org: toState('org', orgQuota, org) };
   }
 }
 
-/** A counter read from Redis: `count` requests in the window, `ttlMs` until it resets. */
-function fromCounter(name: RatePolicy, quota: number, count: number, ttlMs: number): PolicyState {
-  const exceeded = count > quota;
+function toState(name: RatePolicy, quota: number, hit: WindowHit): PolicyState {
+  const exceeded = !hit.allowed;
   return {
     name,
     quota,
-    remaining: exceeded ? 0 : Math.max(0, quota - count),
-    reset: Math.max(exceeded ? 1 : 0, Math.ceil(ttlMs / 1000)),
-    exceeded,
-  };
-}
-
-function toState(
-  name: RatePolicy,
-  quota: number,
-  res: RateLimiterRes,
-  exceeded: boolean,
-): PolicyState {
-  return {
-    name,
-    quota,
-    remaining: exceeded ? 0 : Math.max(0, res.remainingPoints),
-    reset: Math.max(exceeded ? 1 : 0, Math.ceil(res.msBeforeNext / 1000)),
+    remaining: exceeded ? 0 : Math.max(0, quota - hit.count),
+    reset: Math.max(exceeded ? 1 : 0, Math.ceil(hit.resetMs / 1000)),
     exceeded,
   };
 }

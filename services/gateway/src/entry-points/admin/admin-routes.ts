@@ -167,7 +167,7 @@ function importKbEntriesRoute({ orgs, knowledge }: AdminRouteDeps): RequestHandl
   return async (req, res) => {
     const orgId = String(req.params.org);
     const format = (res.locals as KbImportLocals).kbImportFormat!;
-    const rows = parseKbImportRows(req.body, format);
+    const rows = await parseKbImportRows(req.body, format);
     await orgs.requireOrg(orgId);
     const result = await importKbEntries(knowledge, orgId, rows, { requestId: String(req.id) });
     res.json(result);

@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import type { OrgAdmin } from '../../domain/orgs.js';
 import type {
   AnswersUpstream,
+  AuthFailureThrottle,
   DigestUpstream,
   KnowledgeUpstream,
   TicketsUpstream,
@@ -21,6 +22,8 @@ export interface AdminAppDeps {
   /** Cuts credentials out of logged URLs (the admin token among them). */
   redactor: LogRedactor;
   adminToken: string;
+  /** Failed admin authentications per client IP. */
+  authThrottle: AuthFailureThrottle;
   orgs: OrgAdmin;
   tickets: TicketsUpstream;
   knowledge: KnowledgeUpstream;
@@ -49,7 +52,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
       redactor: deps.redactor,
     }),
   );
-  const auth = adminAuth(deps.adminToken);
+  const auth = adminAuth(deps.adminToken, deps.authThrottle);
   app
     .route('/admin/v1/readyz')
     .get(auth, deps.readiness.detailed())

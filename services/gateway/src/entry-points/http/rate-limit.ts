@@ -45,13 +45,15 @@ export class ReadAhead {
 }
 
 /**
- * Counts the authenticated request against its key and organization and sets the RateLimit
+ * Counts the authenticated request (`cost` requests: an MCP batch costs one per message)
+ * against its key and organization and sets the RateLimit
  * headers; returns the 429 error when either is exhausted (the caller decides how to report it).
  */
 export async function countRequest(
   limiter: RequestRateLimiter,
   grant: KeyGrant,
   res: Response,
+  cost = 1,
 ): Promise<AppError | undefined> {
   const { key, settings } = grant;
   const decision = await limiter.consume(
@@ -59,6 +61,7 @@ export async function countRequest(
     settings.rateLimitPerKeyPerMin,
     key.orgId,
     settings.rateLimitPerOrgPerMin,
+    cost,
   );
   res.setHeader('RateLimit-Policy', decision.policyHeader);
   res.setHeader('RateLimit', decision.limitHeader);

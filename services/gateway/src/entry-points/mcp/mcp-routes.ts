@@ -1,6 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, loneSurrogatePath, type Logger } from '@support-agent/shared';
-import express, { type Express, type RequestHandler, type Response } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { RequestRateLimiter } from '../../domain/ports.js';
 import { loneSurrogateError } from '../../domain/validation.js';
 import { callerOf } from '../http/agent-routes.js';
@@ -50,7 +51,8 @@ function messagesOf(body: unknown): JsonRpcMessage[] {
  * request, JSON responses, no sessions). GET (server-initiated streams, not offered) and DELETE
  * (no sessions to end) are 405. Checks, in order: Origin (403), key (401, the REST
  * authentication), the scope of each tool called (403 with the insufficient_scope challenge),
- * the rate limit (every request counts; 429, or a tool error for a single tools/call), then the
+ * the rate limit (every request counts, a batch one per message; 429, or a tool error for a
+ * single tools/call; see limitRate), then the
  * SDK's own protocol checks. Tools run the REST operations (see McpToolset); tools/list shows a
  * key the tools its scopes allow.
  */
@@ -121,9 +123,41 @@ function requireToolScopes(deps: McpRouteDeps): RequestHandler {
   };
 }
 
+/** Messages one HTTP request may batch (older protocol versions only). */
+export const MCP_MAX_BATCH = 100;
+/** The first MCP protocol version without JSON-RPC batching. */
+const NO_BATCHES_FROM = '2025-06-18';
+
+/** Why a batch is refused before any of it runs, or undefined when it may run. */
+function batchRefusal(req: Request, batch: unknown[]): string | undefined {
+  const version = req.headers['mcp-protocol-version'] ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+  // Protocol versions are dates (YYYY-MM-DD): they compare as strings.
+  if (typeof version === 'string' && version >= NO_BATCHES_FROM) {
+    return `Invalid Request: JSON-RPC batches are not part of MCP protocol version ${version} (removed in ${NO_BATCHES_FROM}); send one message per HTTP request`;
+  }
+  if (batch.length > MCP_MAX_BATCH) {
+    return `Invalid Request: a batch may hold at most ${MCP_MAX_BATCH} messages (got ${batch.length})`;
+  }
+  return undefined;
+}
+
+/**
+ * The rate limit. A JSON-RPC batch (protocol versions before 2025-06-18) costs one request per
+ * message, counted before any of it runs; when the key or the organization has fewer left,
+ * the whole batch is refused (HTTP 429 with Retry-After, nothing runs). A batch the protocol
+ * version does not allow, or of more than 100 messages, costs one request and is refused with
+ * HTTP 400 and JSON-RPC error -32600.
+ */
 function limitRate(limiter: RequestRateLimiter): RequestHandler {
   return async (req, res, next) => {
-    const exceeded = await countRequest(limiter, grantOf(res), res);
+    const batch: unknown[] | undefined = Array.isArray(req.body) ? req.body : undefined;
+    const refusal = batch && batchRefusal(req, batch);
+    const cost = batch && !refusal ? Math.max(1, batch.length) : 1;
+    const exceeded = await countRequest(limiter, grantOf(res), res, cost);
+    if (refusal && !exceeded) {
+      res.status(400).json({ jsonrpc: '2.0', error: { code: -32600, message: refusal }, id: null });
+      return;
+    }
     if (exceeded) {
       const messages = Array.isArray(req.body) ? [] : messagesOf(req.body);
       // A lone tool call gets a tool error the model can read; anything else a plain 429.

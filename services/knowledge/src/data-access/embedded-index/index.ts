@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger, SegmentLine } from '@support-agent/shared';
+import { TimeSlicer, type Logger, type SegmentLine } from '@support-agent/shared';
 import { isCollectionOf } from '../../domain/fingerprint.js';
 import type {
   CandidateQuery,
@@ -145,7 +145,24 @@ export class EmbeddedIndex implements KnowledgeIndex {
     }
   }
 
+  /**
+   * Runs writes one at a time, in call order: a write applies its records in time slices, and
+   * the next one must not apply its own in between (the index must end as the journal reads).
+   */
+  private serialized<T>(write: () => Promise<T>): Promise<T> {
+    const run = this.writes.then(write);
+    this.writes = run.catch(() => undefined);
+    return run;
+  }
+
+  private writes: Promise<unknown> = Promise.resolve();
+
   async upsert(orgId: string, entries: IndexedEntry[]): Promise<WriteOutcome[]> {
+    this.assertWritable();
+    return this.serialized(() => this.upsertNow(orgId, entries));
+  }
+
+  private async upsertNow(orgId: string, entries: IndexedEntry[]): Promise<WriteOutcome[]> {
     this.assertWritable();
     const records: PutRecord[] = entries.map((e) => {
       if (e.dense.length !== this.options.dimensions) {
@@ -157,9 +174,16 @@ export class EmbeddedIndex implements KnowledgeIndex {
     });
     // Written and fsynced before they are applied: an acknowledged write survives a crash.
     const at = this.files.journal.appendMany(records);
-    return records.map(
-      (r, i) => this.apply(r, at[i]!, entries[i]!.dense, entries[i]!.sparse) as WriteOutcome,
-    );
+    // Applied in time slices (TimeSlicer): other organizations' searches run in between, each
+    // seeing the entries applied before it, as between two batches.
+    const slicer = new TimeSlicer();
+    const outcomes: WriteOutcome[] = [];
+    for (let i = 0; i < records.length; i++) {
+      await slicer.next();
+      const entry = entries[i]!;
+      outcomes.push(this.apply(records[i]!, at[i]!, entry.dense, entry.sparse) as WriteOutcome);
+    }
+    return outcomes;
   }
 
   async versions(orgId: string, ids: string[]): Promise<Map<string, EntryVersion>> {
@@ -175,6 +199,11 @@ export class EmbeddedIndex implements KnowledgeIndex {
   }
 
   async delete(orgId: string, ids: string[]): Promise<number> {
+    this.assertWritable();
+    return this.serialized(async () => this.deleteNow(orgId, ids));
+  }
+
+  private deleteNow(orgId: string, ids: string[]): number {
     this.assertWritable();
     const org = this.orgs.get(orgId);
     const existing = org ? ids.filter((id) => org.slotOf.has(id)) : [];
@@ -229,6 +258,7 @@ export class EmbeddedIndex implements KnowledgeIndex {
   }
 
   async close(): Promise<void> {
+    await this.writes; // writes in flight finish first
     this.files.close();
     this.disposeOrgs();
     this.initialized = false;
