@@ -11,7 +11,7 @@
 //   faults never duplicated), and the digest's aggregates count each ticket exactly once;
 // - the monthly deflection count never exceeded its (small) limit;
 // - no process crashed, and no secret appears in any log.
-import { groupViolations } from '../support/fault-run.js';
+import { FAULT_ENV, groupViolations } from '../support/fault-run.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -77,16 +77,7 @@ before(async () => {
     redisUrl: redis.url,
     natsUrl: nats.url,
     gateways: 2,
-    env: {
-      GRPC_DEADLINE_MS: String(GRPC_DEADLINE_MS),
-      DIGEST_SCHEDULER_ENABLED: 'false',
-      DIGEST_METRICS_PORT: '0',
-      // Events in hand when a consumer dies come back quickly.
-      DIGEST_ACK_WAIT_MS: '2000',
-      TRIAGE_ACK_WAIT_MS: '2000',
-      OUTBOX_MAX_BACKOFF_MS: '1000',
-      SHUTDOWN_GRACE_MS: '2000',
-    },
+    env: FAULT_ENV,
   }).start();
   key = await stack.orgWithKey(ORG, ALL_SCOPES, {
     rate_limit_per_key_per_min: 1_000_000,

@@ -15,7 +15,7 @@
 // Root only (namespaces and nftables); skipped otherwise. For a quick look,
 // NETWORK_FAULTS_LONG_MS shortens the long faults (default 60 s, as documented) and
 // NETWORK_FAULTS_ONLY=mysql,redis,slow… keeps the faults of those links (slow: both slow links).
-import { groupViolations } from '../support/fault-run.js';
+import { FAULT_ENV, groupViolations } from '../support/fault-run.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -119,15 +119,7 @@ before(async () => {
     mysqlUrl: via(mysql.url, net.link('mysql').addr),
     redisUrl: via(redis.url, net.link('redis').addr),
     natsUrl: via(nats.url, net.link('nats').addr),
-    env: {
-      GRPC_DEADLINE_MS: String(GRPC_DEADLINE_MS),
-      DIGEST_SCHEDULER_ENABLED: 'false',
-      DIGEST_METRICS_PORT: '0',
-      DIGEST_ACK_WAIT_MS: '2000',
-      TRIAGE_ACK_WAIT_MS: '2000',
-      OUTBOX_MAX_BACKOFF_MS: '1000',
-      SHUTDOWN_GRACE_MS: '2000',
-    },
+    env: FAULT_ENV,
     gatewayEnv: async (addresses) => {
       const links = await net.addLinks(
         Object.fromEntries(UPSTREAMS.map((s) => [s, addresses[`${s.toUpperCase()}_ADDR`]!])),
