@@ -115,6 +115,7 @@ describe('a full disk', { skip }, () => {
     });
     const load = steadyLoad(stack, key);
     load.start();
+    cleanups.push(() => load.stop());
     await waitFor(
       async () => load.creates.size >= 20,
       30_000,
@@ -195,6 +196,7 @@ describe('a full disk', { skip }, () => {
     });
     const load = steadyLoad(stack, key);
     load.start();
+    cleanups.push(() => load.stop());
     await waitFor(
       async () => load.creates.size >= 20,
       30_000,
