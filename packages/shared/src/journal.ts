@@ -1,4 +1,6 @@
 import {
+  fsync,
+  write,
   openSync,
   fsyncSync,
   closeSync,
@@ -102,7 +104,46 @@ export class JsonlJournal<T> {
   /** Appends records with a single write and fsync; returns where each line landed. */
   appendMany(records: T[]): JournalLine[] {
     if (records.length === 0) return [];
+    const { bytes, at, end } = this.prepare(records);
+    try {
+      (this.options.write ?? writeFully)(this.fd!, bytes);
+      fsyncSync(this.fd!);
+    } catch (err) {
+      this.failed(err);
+    }
+    return this.appended(records.length, end, at);
+  }
+
+  /**
+   * appendMany without holding the event loop: the write and the fsync run on libuv's thread
+   * pool (a large batch on a busy disk can take hundreds of milliseconds), and the records
+   * count as appended once both are done. The caller runs appends one at a time: any other
+   * append while this one is in flight throws.
+   */
+  async appendManyAsync(records: T[]): Promise<JournalLine[]> {
+    if (records.length === 0) return [];
+    const { bytes, at, end } = this.prepare(records);
+    this.inFlight = true;
+    try {
+      if (this.options.write) this.options.write(this.fd!, bytes);
+      else await writeFullyAsync(this.fd!, bytes);
+      await new Promise<void>((resolve, reject) =>
+        fsync(this.fd!, (err) => (err ? reject(err) : resolve())),
+      );
+    } catch (err) {
+      this.failed(err);
+    } finally {
+      this.inFlight = false;
+    }
+    return this.appended(records.length, end, at);
+  }
+
+  /** An asynchronous append is being written. */
+  inFlight = false;
+
+  private prepare(records: T[]): { bytes: Buffer; at: JournalLine[]; end: number } {
     if (this.options.readOnly) throw new Error(`journal ${this.path} is open read-only`);
+    if (this.inFlight) throw new Error(`journal ${this.path}: an append is already in flight`);
     this.open();
     const lines = records.map((r) => JSON.stringify(r));
     const at: JournalLine[] = [];
@@ -113,17 +154,19 @@ export class JsonlJournal<T> {
       offset += length + 1;
     }
     this.cutBack(true);
-    try {
-      (this.options.write ?? writeFully)(this.fd!, Buffer.from(lines.join('\n') + '\n'));
-      fsyncSync(this.fd!);
-    } catch (err) {
-      // Part of the batch may be in the file: cut it, so no torn line stays before the next.
-      this.dirty = true;
-      this.cutBack(false);
-      throw storageFull(err, 'the store');
-    }
-    this.size = offset;
-    this.records += records.length;
+    return { bytes: Buffer.from(lines.join('\n') + '\n'), at, end: offset };
+  }
+
+  /** Part of the batch may be in the file: cut it, so no torn line stays before the next. */
+  private failed(err: unknown): never {
+    this.dirty = true;
+    this.cutBack(false);
+    throw storageFull(err, 'the store');
+  }
+
+  private appended(count: number, end: number, at: JournalLine[]): JournalLine[] {
+    this.size = end;
+    this.records += count;
     return at;
   }
 
@@ -228,6 +271,18 @@ export interface SegmentedJournalOptions extends JsonlJournalOptions {
 
 const segmentName = (n: number) => `segment-${String(n).padStart(6, '0')}.jsonl`;
 
+/** writeFully on libuv's thread pool. */
+async function writeFullyAsync(fd: number, bytes: Buffer): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) {
+    written += await new Promise<number>((resolve, reject) =>
+      write(fd, bytes, written, bytes.length - written, null, (err, n) =>
+        err ? reject(err) : resolve(n),
+      ),
+    );
+  }
+}
+
 /** Segment numbers in a directory, ascending. */
 function listSegments(dir: string): number[] {
   if (!existsSync(dir)) return [];
@@ -289,13 +344,23 @@ export class SegmentedJournal<T> {
   /** Appends records with a single write and fsync; returns where each line landed. */
   appendMany(records: T[]): SegmentLine[] {
     if (records.length === 0) return [];
+    const segment = this.writerFor();
+    return this.writer!.appendMany(records).map((line) => ({ segment, ...line }));
+  }
+
+  /** appendMany off the event loop (see JsonlJournal.appendManyAsync): one at a time. */
+  async appendManyAsync(records: T[]): Promise<SegmentLine[]> {
+    if (records.length === 0) return [];
+    const segment = this.writerFor();
+    return (await this.writer!.appendManyAsync(records)).map((line) => ({ segment, ...line }));
+  }
+
+  /** The segment appends go to, a new one when the current one is full. */
+  private writerFor(): number {
+    if (this.writer?.inFlight)
+      throw new Error(`journal ${this.dir}: an append is already in flight`);
     if (!this.writer || this.writer.records >= this.options.segmentRecords) this.rotate();
-    const segment = this.last;
-    return this.writer!.appendMany(records).map((line) => ({
-      segment,
-      offset: line.offset,
-      length: line.length,
-    }));
+    return this.last;
   }
 
   /** The record whose line is at `at`. */

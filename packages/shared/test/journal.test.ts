@@ -278,3 +278,47 @@ test('when the last segment ends in a torn line, then replay cuts it off and app
   assert.equal(again.appendMany([{ n: 3 }])[0]!.segment, 2);
   again.close();
 });
+
+test('when records are appended asynchronously, then they land where the synchronous append puts them, one append at a time, and a failed one is cut', async () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'segments-')), 'gen');
+  const j = new SegmentedJournal<{ n: number }>(dir, { segmentRecords: 2 });
+  j.replay(() => undefined);
+  j.startAppending();
+  const pending = j.appendManyAsync([{ n: 1 }, { n: 2 }]);
+  assert.throws(() => j.appendMany([{ n: 9 }]), /already in flight/);
+  const at = [
+    ...(await pending),
+    ...(await j.appendManyAsync([{ n: 3 }])),
+    ...j.appendMany([{ n: 4 }]),
+  ];
+  assert.deepEqual(
+    at.map((a) => [a.segment, j.read(a).n]),
+    [
+      [1, 1],
+      [1, 2],
+      [2, 3],
+      [2, 4],
+    ],
+  );
+  j.close();
+
+  const path = join(mkdtempSync(join(tmpdir(), 'journal-')), 'j.jsonl');
+  let full = false;
+  const k = new JsonlJournal<{ n: number }>(path, {
+    write: (fd, bytes) => {
+      writeSync(fd, bytes, 0, full ? 3 : bytes.length);
+      if (full) throw enospc();
+    },
+  });
+  k.replay(() => undefined);
+  await k.appendManyAsync([{ n: 1 }]);
+  full = true;
+  await assert.rejects(
+    k.appendManyAsync([{ n: 2 }]),
+    (err: unknown) => err instanceof AppError && err.httpStatus === 503,
+  );
+  assert.equal(readFileSync(path, 'utf8'), '{"n":1}\n');
+  full = false;
+  assert.deepEqual(k.read((await k.appendManyAsync([{ n: 3 }]))[0]!), { n: 3 });
+  k.close();
+});

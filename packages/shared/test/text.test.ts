@@ -8,6 +8,9 @@ test('when a text has emoji, astral letters or combining marks, then each code p
   assert.equal(codePointLength('abc'), 3);
   assert.equal(codePointLength('a😀𝒜'), 3); // 5 UTF-16 units
   assert.equal(codePointLength('e\u0301'), 2); // a combining accent is a code point of its own
+  // Lone surrogates count 1 each, as iterating the string does.
+  for (const text of ['\ud800', 'a\udfff', '\ud800\ud800\udc00', '\udc00\ud800', 'x\ud83d'])
+    assert.equal(codePointLength(text), [...text].length, JSON.stringify(text));
 });
 
 test('when a value is undefined, null, empty or only white space, then it is blank; any other text is not', () => {

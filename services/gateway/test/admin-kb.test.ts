@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { AppError } from '@support-agent/shared';
+import { KB_UPSERT_BATCH } from '../src/domain/kb-import.js';
 import {
   DIGEST_BUSY_WEEK,
   NOT_A_MONDAY,
@@ -123,7 +124,7 @@ describe('KB import', () => {
     );
   });
 
-  it('when more rows than a batch are posted, then they go in batches of 256 and failures map back to their lines', async () => {
+  it('when more rows than a batch are posted, then they go in batches of KB_UPSERT_BATCH and failures map back to their lines', async () => {
     const org = await newOrg();
     const lines: string[] = [];
     for (let i = 0; i < 600; i++) {
@@ -135,7 +136,10 @@ describe('KB import', () => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(
       upstreams.calls.upsertEntries.map((c) => c.entries.length),
-      [256, 256, 88],
+      [
+        ...Array<number>(Math.floor(600 / KB_UPSERT_BATCH)).fill(KB_UPSERT_BATCH),
+        600 % KB_UPSERT_BATCH,
+      ],
     );
     const lineOf = (id: string) => lines.findIndex((l) => l.includes(`"id":"${id}"`)) + 1;
     assert.deepEqual(res.json, {

@@ -3,6 +3,7 @@ import express, { type RequestHandler } from 'express';
 import type { KbImportRow } from '../../domain/kb-import.js';
 import { rejectLoneSurrogates } from '../../domain/validation.js';
 import { requireUtf8 } from '../http/json-body.js';
+import { NotJsonArray, parseJsonArrayInSlices } from './json-array-elements.js';
 
 export const KB_IMPORT_BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -53,8 +54,9 @@ export function kbImportBody(limit: number = KB_IMPORT_BODY_LIMIT): RequestHandl
  * Splits an import body into rows. JSON array: row `line` is the 1-based position. JSON
  * lines: the 1-based line; blank lines are skipped, a line that is not JSON is a failed row.
  * An empty body, malformed or non-array JSON, one without any row, or text with a lone UTF-16
- * surrogate anywhere is a 400. JSON lines are parsed in time slices (TimeSlicer): a 10 MiB
- * import never holds the gateway's event loop for long, so other requests are served meanwhile.
+ * surrogate anywhere is a 400. Both formats are parsed in time slices (TimeSlicer), an entry at
+ * a time: a 10 MiB import never holds the gateway's event loop for long, so other requests are
+ * served meanwhile.
  */
 export async function parseKbImportRows(
   body: unknown,
@@ -63,7 +65,7 @@ export async function parseKbImportRows(
   const text = (typeof body === 'string' ? body : '').replace(/^\uFEFF/, '');
   if (!/\S/.test(text)) throw invalidRequest('request body is empty: send at least one entry');
   const slicer = new TimeSlicer();
-  const rows = format === 'json' ? arrayRows(text) : await lineRows(text, slicer);
+  const rows = format === 'json' ? await arrayRows(text, slicer) : await lineRows(text, slicer);
   if (rows.length === 0) throw invalidRequest('request body holds no entries');
   // Text that cannot be stored as sent refuses the whole import (nothing is written).
   for (const row of rows) {
@@ -74,19 +76,29 @@ export async function parseKbImportRows(
   return rows;
 }
 
-function arrayRows(text: string): KbImportRow[] {
-  let parsed: unknown;
+async function arrayRows(text: string, slicer: TimeSlicer): Promise<KbImportRow[]> {
+  let parsed: unknown[];
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalidRequest('request body is not valid JSON');
-  }
-  if (!Array.isArray(parsed)) {
+    parsed = await parseJsonArrayInSlices(text, slicer);
+  } catch (err) {
+    if (!(err instanceof NotJsonArray)) throw err;
+    if (!isJson(text)) throw invalidRequest('request body is not valid JSON');
     throw invalidRequest(
       'request body must be a JSON array of entries (or JSON lines, with Content-Type application/x-ndjson)',
     );
   }
   return parsed.map((value: unknown, i) => ({ line: i + 1, value }));
+}
+
+/** Whether text that is not a JSON array is JSON at all (only for the error message). */
+function isJson(text: string): boolean {
+  if (!/^\s*[{"\d\-tfn]/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function lineRows(text: string, slicer: TimeSlicer): Promise<KbImportRow[]> {

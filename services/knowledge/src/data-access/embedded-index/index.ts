@@ -173,7 +173,8 @@ export class EmbeddedIndex implements KnowledgeIndex {
       return toPutRecord(orgId, e);
     });
     // Written and fsynced before they are applied: an acknowledged write survives a crash.
-    const at = this.files.journal.appendMany(records);
+    // Off the event loop (thread pool): searches are served while a large batch is written.
+    const at = await this.files.journal.appendManyAsync(records);
     // Applied in time slices (TimeSlicer): other organizations' searches run in between, each
     // seeing the entries applied before it, as between two batches.
     const slicer = new TimeSlicer();
