@@ -201,6 +201,9 @@ describe('KB import', () => {
       headers: { authorization: `Bearer ${gw.handle.adminToken}` },
     });
     assertError(none, 400, 'invalid_request', 'Content-Type');
+    const latin1 = await importRaw(org, '[]', 'application/json; charset=latin1');
+    assertError(latin1, 400, 'invalid_request', 'Content-Type');
+    assert.match(latin1.json.error.message, /UTF-8/);
     assert.equal(upstreams.calls.upsertEntries.length, 0);
   });
 
