@@ -1,6 +1,7 @@
 // Admin routes for the knowledge, digest and answers services (real MariaDB and Redis, canned
 // gRPC upstreams that record every request).
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { AppError } from '@support-agent/shared';
 import { KB_UPSERT_BATCH } from '../src/domain/kb-import.js';
@@ -205,6 +206,36 @@ describe('KB import', () => {
     assertError(latin1, 400, 'invalid_request', 'Content-Type');
     assert.match(latin1.json.error.message, /UTF-8/);
     assert.equal(upstreams.calls.upsertEntries.length, 0);
+  });
+
+  it('when the body is gzip-compressed, then it is inflated; when it is not UTF-8, then 400 and nothing is written', async () => {
+    const org = await newOrg();
+    const post = (body: Buffer, headers: Record<string, string> = {}) =>
+      fetch(`${gw.adminBase}/admin/v1/orgs/${org}/kb/entries`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${gw.handle.adminToken}`,
+          'content-type': 'application/x-ndjson',
+          ...headers,
+        },
+        body,
+      });
+    const lines = `${JSON.stringify(entry('z1'))}\n${JSON.stringify(entry('z2'))}\n`;
+    const gzipped = await post(gzipSync(Buffer.from(lines)), { 'content-encoding': 'gzip' });
+    assert.equal(gzipped.status, 200, await gzipped.clone().text());
+    assert.equal(((await gzipped.json()) as { inserted: number }).inserted, 2);
+    const calls = upstreams.calls.upsertEntries.length;
+    // A multi-byte character cut by an invalid byte, inside an otherwise valid line.
+    const bad = Buffer.concat([
+      Buffer.from('{"id":"x","question":"caf'),
+      Buffer.from([0xc3, 0x28]),
+    ]);
+    const refused = await post(Buffer.concat([bad, Buffer.from('?","answer":"a"}\n')]));
+    assert.equal(refused.status, 400);
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'invalid_request');
+    assert.match(body.error.message, /UTF-8/);
+    assert.equal(upstreams.calls.upsertEntries.length, calls);
   });
 
   it('when the body is over 10 MiB, then 413 payload_too_large', async () => {

@@ -1,8 +1,9 @@
 import { AppError, invalidRequest, TimeSlicer } from '@support-agent/shared';
-import express, { type RequestHandler } from 'express';
+import type { Readable, Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { RequestHandler } from 'express';
 import type { KbImportRow } from '../../domain/kb-import.js';
 import { rejectLoneSurrogates } from '../../domain/validation.js';
-import { requireUtf8 } from '../http/json-body.js';
 import { NotJsonArray, parseJsonArrayInSlices } from './json-array-elements.js';
 
 export const KB_IMPORT_BODY_LIMIT = 10 * 1024 * 1024;
@@ -25,12 +26,10 @@ export interface KbImportLocals {
 /**
  * Body parsing of `POST …/kb/entries`: a JSON array (application/json) or JSON lines
  * (application/x-ndjson, application/jsonl or text/plain), UTF-8, at most 10 MiB (413 beyond).
- * Leaves the body's bytes in req.body and the format in res.locals.
+ * Leaves the body's text in req.body (as the pieces it arrived in) and the format in
+ * res.locals.
  */
 export function kbImportBody(limit: number = KB_IMPORT_BODY_LIMIT): RequestHandler[] {
-  // The bytes (Content-Encoding inflated, the limit checked, UTF-8 verified); decoded to text
-  // in slices by parseKbImportRows: 10 MiB decoded at once would hold the event loop.
-  const readBytes = express.raw({ limit, type: () => true, verify: requireUtf8 });
   const chooseFormat: RequestHandler = (req, res, next) => {
     const [mediaType, ...params] = (req.headers['content-type'] ?? '').split(';');
     const type = mediaType!.trim().toLowerCase();
@@ -53,7 +52,7 @@ export function kbImportBody(limit: number = KB_IMPORT_BODY_LIMIT): RequestHandl
     (res.locals as KbImportLocals).kbImportFormat = format;
     next();
   };
-  return [chooseFormat, readBytes];
+  return [chooseFormat, readText(limit)];
 }
 
 /**
@@ -69,8 +68,8 @@ export async function parseKbImportRows(
   format: KbImportFormat,
 ): Promise<KbImportRow[]> {
   const slicer = new TimeSlicer();
-  const decoded = Buffer.isBuffer(body) ? await decodeInSlices(body, slicer) : body;
-  const text = (typeof decoded === 'string' ? decoded : '').replace(/^\uFEFF/, '');
+  const joined = Array.isArray(body) ? body.join('') : body;
+  const text = (typeof joined === 'string' ? joined : '').replace(/^\uFEFF/, '');
   if (!/\S/.test(text)) throw invalidRequest('request body is empty: send at least one entry');
   const rows = format === 'json' ? await arrayRows(text, slicer) : await lineRows(text, slicer);
   if (rows.length === 0) throw invalidRequest('request body holds no entries');
@@ -124,16 +123,63 @@ async function lineRows(text: string, slicer: TimeSlicer): Promise<KbImportRow[]
   return rows;
 }
 
-const DECODE_SLICE = 256 * 1024;
-
-/** UTF-8 bytes to text, a slice at a time (TimeSlicer between slices). */
-async function decodeInSlices(bytes: Buffer, slicer: TimeSlicer): Promise<string> {
-  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-  const parts: string[] = [];
-  for (let i = 0; i < bytes.length; i += DECODE_SLICE) {
-    await slicer.next();
-    parts.push(decoder.decode(bytes.subarray(i, i + DECODE_SLICE), { stream: true }));
-  }
-  parts.push(decoder.decode());
-  return parts.join('');
+/**
+ * Reads the body as UTF-8 text, decoding each chunk as it arrives (Content-Encoding gzip,
+ * deflate or br inflated first): no 10 MiB buffer is concatenated and decoded in one go on
+ * the event loop. Invalid UTF-8 is a 400, more than `limit` bytes a 413.
+ */
+function readText(limit: number): RequestHandler {
+  const tooLarge = () =>
+    new AppError('payload_too_large', `request body exceeds ${limit / (1024 * 1024)} MiB`);
+  return (req, _res, next) => {
+    const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    const inflate = INFLATE[encoding];
+    if (!inflate && encoding !== 'identity') {
+      return next(new AppError('invalid_request', 'unsupported Content-Encoding'));
+    }
+    if (!inflate && Number(req.headers['content-length'] ?? 0) > limit) {
+      req.resume();
+      return next(tooLarge());
+    }
+    const source: Readable = inflate ? req.pipe(inflate()) : req;
+    const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+    const parts: string[] = [];
+    let bytes = 0;
+    let done = false;
+    const finish = (err?: AppError) => {
+      if (done) return;
+      done = true;
+      if (err) {
+        source.removeAllListeners('data');
+        source.resume(); // the rest is read and dropped
+      } else {
+        req.body = parts;
+      }
+      next(err);
+    };
+    const decode = (chunk?: Buffer) => {
+      try {
+        parts.push(chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode());
+      } catch {
+        finish(new AppError('invalid_request', 'request body must be UTF-8 encoded JSON'));
+      }
+    };
+    source.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > limit) finish(tooLarge());
+      else decode(chunk);
+    });
+    source.on('end', () => {
+      decode();
+      finish();
+    });
+    source.on('error', () => finish(new AppError('invalid_request', 'malformed request body')));
+  };
 }
+
+const INFLATE: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
