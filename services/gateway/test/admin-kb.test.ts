@@ -220,10 +220,17 @@ describe('KB import', () => {
         },
         body,
       });
-    const lines = `${JSON.stringify(entry('z1'))}\n${JSON.stringify(entry('z2'))}\n`;
+    // Multi-byte characters over several inflated chunks: some are cut between two chunks.
+    const answer = 'é😀'.repeat(4000);
+    const ids = ['z1', 'z2', 'z3', 'z4'];
+    const lines = ids.map((id) => `${JSON.stringify(entry(id, { answer }))}\n`).join('');
     const gzipped = await post(gzipSync(Buffer.from(lines)), { 'content-encoding': 'gzip' });
     assert.equal(gzipped.status, 200, await gzipped.clone().text());
-    assert.equal(((await gzipped.json()) as { inserted: number }).inserted, 2);
+    assert.equal(((await gzipped.json()) as { inserted: number }).inserted, 4);
+    assert.deepEqual(
+      upstreams.calls.upsertEntries.at(-1)!.entries.map((e) => e.answer === answer),
+      [true, true, true, true],
+    );
     const calls = upstreams.calls.upsertEntries.length;
     // A multi-byte character cut by an invalid byte, inside an otherwise valid line.
     const bad = Buffer.concat([

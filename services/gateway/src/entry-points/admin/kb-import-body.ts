@@ -1,4 +1,5 @@
 import { AppError, invalidRequest, TimeSlicer } from '@support-agent/shared';
+import { isUtf8 } from 'node:buffer';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { RequestHandler } from 'express';
@@ -68,10 +69,15 @@ export async function parseKbImportRows(
   format: KbImportFormat,
 ): Promise<KbImportRow[]> {
   const slicer = new TimeSlicer();
-  const joined = Array.isArray(body) ? body.join('') : body;
-  const text = (typeof joined === 'string' ? joined : '').replace(/^\uFEFF/, '');
-  if (!/\S/.test(text)) throw invalidRequest('request body is empty: send at least one entry');
-  const rows = format === 'json' ? await arrayRows(text, slicer) : await lineRows(text, slicer);
+  const parts = (Array.isArray(body) ? (body as string[]) : [body]).filter(
+    (p): p is string => typeof p === 'string',
+  );
+  if (parts.length > 0) parts[0] = parts[0]!.replace(/^\uFEFF/, '');
+  if (!parts.some((p) => /\S/.test(p)))
+    throw invalidRequest('request body is empty: send at least one entry');
+  // JSON lines are split piece by piece: the 10 MiB text is never joined into one string.
+  const rows =
+    format === 'json' ? await arrayRows(parts.join(''), slicer) : await lineRows(parts, slicer);
   if (rows.length === 0) throw invalidRequest('request body holds no entries');
   // Text that cannot be stored as sent refuses the whole import (nothing is written).
   for (const row of rows) {
@@ -107,19 +113,35 @@ function isJson(text: string): boolean {
   }
 }
 
-async function lineRows(text: string, slicer: TimeSlicer): Promise<KbImportRow[]> {
+async function lineRows(parts: string[], slicer: TimeSlicer): Promise<KbImportRow[]> {
   const rows: KbImportRow[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    await slicer.next();
-    const raw = lines[i]!;
-    if (!raw.trim()) continue;
+  let line = 0;
+  const add = (raw: string) => {
+    line++;
+    if (!raw.trim()) return;
     try {
-      rows.push({ line: i + 1, value: JSON.parse(raw) as unknown });
+      rows.push({ line, value: JSON.parse(raw) as unknown });
     } catch {
-      rows.push({ line: i + 1, error: 'not valid JSON' });
+      rows.push({ line, error: 'not valid JSON' });
+    }
+  };
+  let open: string[] = []; // the pieces of the line not ended yet (a long line spans pieces)
+  for (const part of parts) {
+    await slicer.next();
+    if (!part.includes('\n')) {
+      open.push(part);
+      continue;
+    }
+    const lines = part.split('\n');
+    open.push(lines[0]!);
+    lines[0] = open.join('');
+    open = [lines.pop()!];
+    for (const raw of lines) {
+      await slicer.next();
+      add(raw);
     }
   }
+  add(open.join(''));
   return rows;
 }
 
@@ -142,8 +164,8 @@ function readText(limit: number): RequestHandler {
       return next(tooLarge());
     }
     const source: Readable = inflate ? req.pipe(inflate()) : req;
-    const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
     const parts: string[] = [];
+    let cut: Buffer = Buffer.alloc(0); // a character's first bytes, at the end of the last chunk
     let bytes = 0;
     let done = false;
     const finish = (err?: AppError) => {
@@ -158,11 +180,12 @@ function readText(limit: number): RequestHandler {
       next(err);
     };
     const decode = (chunk?: Buffer) => {
-      try {
-        parts.push(chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode());
-      } catch {
-        finish(new AppError('invalid_request', 'request body must be UTF-8 encoded JSON'));
-      }
+      const bytes = chunk ? (cut.length > 0 ? Buffer.concat([cut, chunk]) : chunk) : cut;
+      const end = chunk ? completeUtf8(bytes) : bytes.length;
+      const whole = bytes.subarray(0, end);
+      cut = bytes.subarray(end);
+      if (isUtf8(whole)) parts.push(whole.toString('utf8'));
+      else finish(new AppError('invalid_request', 'request body must be UTF-8 encoded JSON'));
     };
     source.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
@@ -175,6 +198,17 @@ function readText(limit: number): RequestHandler {
     });
     source.on('error', () => finish(new AppError('invalid_request', 'malformed request body')));
   };
+}
+
+/** Bytes up to the end of the last whole UTF-8 character (a character cut at the end waits). */
+function completeUtf8(bytes: Buffer): number {
+  for (let k = 1; k <= Math.min(3, bytes.length); k++) {
+    const c = bytes[bytes.length - k]!;
+    if ((c & 0xc0) === 0x80) continue; // a continuation byte
+    const length = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    return length > k ? bytes.length - k : bytes.length;
+  }
+  return bytes.length; // not UTF-8 anyway: isUtf8 says so
 }
 
 const INFLATE: Record<string, () => Transform> = {
