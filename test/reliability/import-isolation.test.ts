@@ -4,7 +4,7 @@
 // organization's search latencies during the import (docs/performance.md has the figures).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { mulberry32 } from '@support-agent/shared';
@@ -12,7 +12,11 @@ import { Stack } from '../support/stack.js';
 
 const IMPORT_BYTES = 10 * 1024 * 1024 - 64 * 1024;
 const SEARCHES_PER_SECOND = 20;
-/** Lenient for a loaded CI machine (before the fix: 2.4–3.3 s); the target on an idle one is 100 ms. */
+/** The target: another organization's search p99 during the import, on a quiet machine. */
+const TARGET_P99_MS = 100;
+/** A machine counts as quiet below this 1-minute load average when the import starts. */
+const QUIET_LOAD = Number(process.env.IMPORT_ISOLATION_QUIET_LOAD ?? 2);
+/** The bound on a loaded machine (before the time slicing: 2.4–3.3 s), where the target is not judged. */
 const P99_LIMIT_MS = Number(process.env.IMPORT_ISOLATION_P99_LIMIT_MS ?? 1500);
 
 const dir = mkdtempSync(join(tmpdir(), 'import-isolation-'));
@@ -85,7 +89,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test(`when one organization imports a 10 MB knowledge base, then another's search p99 stays under ${P99_LIMIT_MS} ms`, async () => {
+test(`when one organization imports a 10 MB knowledge base, then another's search p99 stays under ${TARGET_P99_MS} ms on a quiet machine`, async () => {
   const big = 'bulk-org';
   await stack.orgWithKey(big);
   const key = await stack.orgWithKey('searching-org', ['kb:read'], {
@@ -120,6 +124,7 @@ test(`when one organization imports a 10 MB knowledge base, then another's searc
   const ticker = setInterval(() => {
     if (importing) during.push(search());
   }, 1000 / SEARCHES_PER_SECOND);
+  const load = loadavg()[0]!;
   const started = performance.now();
   t0 = started;
   const res = await fetch(`${stack.adminUrl()}/admin/v1/orgs/${big}/kb/entries`, {
@@ -144,12 +149,19 @@ test(`when one organization imports a 10 MB knowledge base, then another's searc
     `import-isolation: ${(Buffer.byteLength(body) / 1024 / 1024).toFixed(1)} MB, ${entries} entries imported in ${(importMs / 1000).toFixed(1)} s; ` +
       `other organization's searches during it: n=${latencies.length} p50=${fmt(percentile(latencies, 50))} ` +
       `p99=${fmt(percentile(latencies, 99))} max=${fmt(latencies.at(-1)!)} ms ` +
-      `(idle before: p50=${fmt(percentile(idle, 50))} p99=${fmt(percentile(idle, 99))} ms)`,
+      `(idle before: p50=${fmt(percentile(idle, 50))} p99=${fmt(percentile(idle, 99))} ms; ` +
+      `load average ${load.toFixed(2)} when it began)`,
   );
+  const quiet = load < QUIET_LOAD;
+  if (!quiet)
+    console.log(
+      `import-isolation: the ${TARGET_P99_MS} ms target was not checked: load average ${load.toFixed(2)} >= ${QUIET_LOAD} (bound ${P99_LIMIT_MS} ms instead)`,
+    );
   if (process.env.IMPORT_ISOLATION_DEBUG) console.log(`slow: ${slow.join(' ')}`);
   assert.ok(latencies.length >= 10, 'searches ran during the import');
+  const limit = quiet ? TARGET_P99_MS : P99_LIMIT_MS;
   assert.ok(
-    percentile(latencies, 99) <= P99_LIMIT_MS,
-    `p99 ${fmt(percentile(latencies, 99))} ms > ${P99_LIMIT_MS} ms`,
+    percentile(latencies, 99) <= limit,
+    `p99 ${fmt(percentile(latencies, 99))} ms > ${limit} ms (load average ${load.toFixed(2)})`,
   );
 });
