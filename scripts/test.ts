@@ -9,7 +9,7 @@
 // restart them through the state file in TEST_BACKENDS_STATE (see test/support/backends.ts).
 // KEEP_TEST_TMP=1 keeps the temp dir (server logs, data) for debugging.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,17 +119,44 @@ function onSignal(signal: NodeJS.Signals): void {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The longest a single test may take (the network-fault suite's longest is about 12 min). */
+const TEST_TIMEOUT_MS = 20 * 60_000;
+/** The whole run's budget: CI allows 90 min for everything, the tests included. */
+const BUDGET_MINUTES = Number(process.env.TEST_BUDGET_MINUTES ?? 65);
+
 function runTests(files: string[], nodeArgs: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const args = [
     '--import',
     'tsx',
     '--test',
     '--test-concurrency=1',
+    // A test that hangs fails on its own rather than eating the run's whole budget.
+    `--test-timeout=${TEST_TIMEOUT_MS}`,
     '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${path.join(root, 'scripts/test-timing-reporter.mjs')}`,
+    '--test-reporter-destination=stdout',
     ...nodeArgs,
     ...files,
   ];
   testChild = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });
+  const budget = setTimeout(() => {
+    // Past the budget the run is stuck or far slower than it should be: stop it and say where,
+    // so CI fails with a reason instead of being cut off without one.
+    let lastResult = 'none yet';
+    try {
+      lastResult = readFileSync(env.TEST_PROGRESS_FILE!, 'utf8').trim().replace('\n', ' at ');
+    } catch {
+      // No result recorded yet.
+    }
+    console.error(
+      `\nnpm test ran past its budget of ${BUDGET_MINUTES} min (TEST_BUDGET_MINUTES); the last ` +
+        `result came from ${lastResult}. Stopping the test runner.`,
+    );
+    testChild?.kill('SIGTERM');
+    setTimeout(() => testChild?.kill('SIGKILL'), 15_000).unref();
+  }, BUDGET_MINUTES * 60_000);
+  budget.unref();
   return new Promise((resolve) => {
     testChild!.once('error', (err) => {
       console.error(`Could not start node --test: ${err.message}`);
@@ -169,6 +196,7 @@ async function main(): Promise<number> {
     TEST_NATS_URL: nats.url,
     TEST_BACKENDS_STATE: stateFile,
     TEST_TMP_DIR: tmpDir,
+    TEST_PROGRESS_FILE: path.join(tmpDir, 'progress.txt'),
   });
 }
 

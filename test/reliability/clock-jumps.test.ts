@@ -29,8 +29,9 @@ const KEY_LIMIT = 20;
 const DEFLECTION_LIMIT = 3;
 const skip = faketimeLibrary() ? false : 'libfaketime is not installed (apt-get install faketime)';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** libfaketime reads the offset file again at most a second after it changed. */
-const settle = () => sleep(1_500);
+/** Waits until the process named (tickets, …, gateway) tells time by its clock's new offset. */
+const settle = (name: string, clock = clocks.get(name)!) =>
+  clock.seenBy(stack.metricsUrl(name === 'gateway' ? 'gateway-0' : name));
 
 let stack: Stack;
 let key: string;
@@ -122,7 +123,7 @@ describe('clock jumps of one service at a time', { skip }, () => {
       ] as const) {
         load.phase = `${name} ${label}`;
         clock.set(offset);
-        await settle();
+        await settle(name);
         const ms = await probeAll(load);
         console.log(
           `  ${name} clock ${label}: ${phaseLine(load, load.phase)}; every operation ok within ${ms} ms`,
@@ -156,13 +157,13 @@ describe('clock jumps of one service at a time', { skip }, () => {
       }
     };
     clock.set(0);
-    await settle();
+    await settle('gateway');
     await burst(KEY_LIMIT - 5);
     clock.set(HOUR_S);
-    await settle();
+    await settle('gateway');
     await burst(KEY_LIMIT);
     clock.set(-HOUR_S);
-    await settle();
+    await settle('gateway');
     await burst(KEY_LIMIT);
     clock.set(0);
     const within = Date.now() - t0;
@@ -207,16 +208,16 @@ describe('clock jumps of one service at a time', { skip }, () => {
       return high;
     };
     clock.setTo(minutes(boundary, -30));
-    await settle();
+    await settle('answers');
     const before = await deflect(1);
     clock.setTo(minutes(boundary, 30)); // +1 h across the boundary: a new month
-    await settle();
+    await settle('answers');
     const next = await deflect(DEFLECTION_LIMIT + 2);
     clock.setTo(minutes(boundary, -20)); // −1 h: back in the old month by this clock
-    await settle();
+    await settle('answers');
     const back = await deflect(DEFLECTION_LIMIT);
     clock.setTo(minutes(boundary, 1)); // the month really starts: no second fresh start
-    await settle();
+    await settle('answers');
     const again = await deflect(DEFLECTION_LIMIT);
     clock.set(0);
     const rows = await queryRows<{ month: string; used: number; reserved: number }>(
@@ -249,17 +250,18 @@ describe('clock jumps of one service at a time', { skip }, () => {
     await stack.waitForService('digest');
     load.phase = 'digest past the end of the week';
     digestClock.setTo(minutes(weekEnd, 30));
-    await settle();
+    await settle('digest', digestClock);
     await sleep(2_000); // ten scheduler ticks
     const ticketsClock = clocks.get('tickets')!;
     load.phase = 'tickets past the end of the week';
     ticketsClock.setTo(minutes(weekEnd, 30));
-    await settle();
+    await settle('tickets');
     await sleep(2_000);
     load.phase = 'tickets back';
     ticketsClock.set(0);
     digestClock.set(0);
-    await settle();
+    await settle('tickets');
+    await settle('digest', digestClock);
     await probeAll(load);
 
     const thisWeek = new Date(weekEnd.getTime() - 7 * 24 * HOUR_S * 1000)

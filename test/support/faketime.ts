@@ -54,4 +54,29 @@ export class JumpingClock {
   get offset(): number {
     return this.offsetSeconds;
   }
+
+  /**
+   * Waits until the process serving `url` (an HTTP endpoint of it, e.g. its /metrics) answers
+   * with a Date header on this clock. libfaketime re-reads the file only when its cache has
+   * expired, in whole seconds, so a fixed sleep is a race on a busy machine.
+   */
+  async seenBy(url: string, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = 'no answer';
+    for (;;) {
+      try {
+        const res = await fetch(url);
+        await res.arrayBuffer();
+        const date = Date.parse(res.headers.get('date') ?? '');
+        const expected = Date.now() + this.offsetSeconds * 1000;
+        // The Date header has whole seconds and node caches it for up to one.
+        if (Math.abs(date - expected) <= 3_000) return;
+        last = `Date ${res.headers.get('date')}, expected ${new Date(expected).toUTCString()}`;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      if (Date.now() > deadline) throw new Error(`${url} is not on the clock's time: ${last}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }

@@ -309,11 +309,25 @@ export class Stack {
 
   /** Calls the admin API of gateway i; throws on a non-2xx answer. */
   async admin<T = unknown>(method: string, path: string, body?: unknown, i = 0): Promise<T> {
-    const res = await fetch(`${this.adminUrl(i)}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.adminToken}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    const send = () =>
+      fetch(`${this.adminUrl(i)}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.adminToken}`,
+          'content-type': 'application/json',
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    let res = await send();
+    // A 503 with Retry-After asks the caller to come back, as any client would: a service
+    // restarted a moment ago is reachable again once the gateway has reconnected (its reconnect
+    // back-off is at most 2 s). Every admin call is idempotent or fails before changing anything.
+    for (const until = Date.now() + 6_000; res.status === 503 && Date.now() < until;) {
+      const wait = Math.min(1, Number(res.headers.get('retry-after')) || 1) * 1000;
+      await res.arrayBuffer();
+      await new Promise((r) => setTimeout(r, wait));
+      res = await send();
+    }
     const text = await res.text();
     if (!res.ok) {
       // A server error in a setup call is never what a test expects: keep what every process
