@@ -41,10 +41,11 @@ export interface LedgerUnanswered {
  * (else the sweeper frees it at its expiry). An organization this process last saw at its limit
  * in the current month stays refused with deflection_limit_reached meanwhile.
  */
+/** Times are on the monotonic clock: a wall-clock step neither starts nor ends a wait. */
 export class LedgerFallback {
   private suspect = false;
   private probing = false;
-  private lastAnsweredAt = 0;
+  private lastAnsweredAt = -Infinity;
   /** Organization → the month in which its last reservation found the limit reached. */
   private readonly atLimit = new Map<string, string>();
 
@@ -67,30 +68,30 @@ export class LedgerFallback {
       this.probe(ledger, req);
       return { kind: 'unanswered' };
     }
-    const started = Date.now();
+    const started = performance.now();
     const pending = ledger.reserve(req);
     const settled = pending.then(
       (outcome) => {
-        this.lastAnsweredAt = Date.now();
+        this.lastAnsweredAt = performance.now();
         return { outcome };
       },
       (err: unknown) => ({ err }),
     );
     // Waited for while the ledger makes progress (reservations of others keep being answered:
     // a busy ledger, contention on the month's counter) and the deadline leaves time to answer.
-    const giveUpAt = (deadline ?? Infinity) - ANSWER_AFTER_LEDGER_MS;
+    const giveUpAt = started + (deadline ?? Infinity) - Date.now() - ANSWER_AFTER_LEDGER_MS;
     let first: { outcome: ReserveOutcome } | { err: unknown } | 'late';
     for (;;) {
-      first = await within(settled, Math.min(this.waitMs, giveUpAt - Date.now()));
-      const now = Date.now();
+      first = await within(settled, Math.min(this.waitMs, giveUpAt - performance.now()));
+      const now = performance.now();
       if (first !== 'late' || now >= giveUpAt || now - this.lastAnsweredAt >= this.waitMs) break;
     }
     if (first === 'late') {
       // Suspect after a real wait only (a caller whose deadline left no time says nothing of it).
-      if (Date.now() - started >= this.waitMs) {
+      if (performance.now() - started >= this.waitMs) {
         this.suspect = true;
         log.warn(
-          { waitMs: Date.now() - started },
+          { waitMs: performance.now() - started },
           'deflection ledger did not answer in time: answers do not deflect until it does',
         );
       }
@@ -125,13 +126,13 @@ export class LedgerFallback {
   private probe(ledger: DeflectionLedger, req: ReserveRequest): void {
     if (this.probing) return;
     this.probing = true;
-    const started = Date.now();
+    const started = performance.now();
     ledger
       .used(req.orgId, monthOf(req.now))
       .then(
         () => {
-          this.lastAnsweredAt = Date.now();
-          if (Date.now() - started <= this.probeMs) this.suspect = false;
+          this.lastAnsweredAt = performance.now();
+          if (performance.now() - started <= this.probeMs) this.suspect = false;
         },
         () => undefined,
       )
