@@ -65,7 +65,7 @@ export class LedgerFallback {
     deadline?: number,
   ): Promise<ReserveOutcome | LedgerUnanswered> {
     if (this.suspect) {
-      this.probe(ledger, req);
+      this.probe(ledger, req, log);
       return { kind: 'unanswered' };
     }
     const started = performance.now();
@@ -123,7 +123,7 @@ export class LedgerFallback {
   }
 
   /** One read at a time; answered quickly, the ledger is trusted again. */
-  private probe(ledger: DeflectionLedger, req: ReserveRequest): void {
+  private probe(ledger: DeflectionLedger, req: ReserveRequest, log: Logger): void {
     if (this.probing) return;
     this.probing = true;
     const started = performance.now();
@@ -132,7 +132,10 @@ export class LedgerFallback {
       .then(
         () => {
           this.lastAnsweredAt = performance.now();
-          if (performance.now() - started <= this.probeMs) this.suspect = false;
+          const tookMs = Math.round(performance.now() - started);
+          if (tookMs > this.probeMs) return;
+          this.suspect = false;
+          log.info({ tookMs }, 'deflection ledger answers again: answers deflect again');
         },
         () => undefined,
       )
