@@ -130,8 +130,11 @@ function runTests(files: string[], nodeArgs: string[], env: NodeJS.ProcessEnv): 
     'tsx',
     '--test',
     '--test-concurrency=1',
-    // A test that hangs fails on its own rather than eating the run's whole budget.
+    // A test that hangs fails on its own rather than eating the run's whole budget, and a file
+    // whose tests are done exits even if a failed test left a timer or socket open (the runner
+    // would otherwise wait for that file forever).
     `--test-timeout=${TEST_TIMEOUT_MS}`,
+    '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${path.join(root, 'scripts/test-timing-reporter.mjs')}`,

@@ -48,6 +48,7 @@ async function keysFor(n: number): Promise<ProgramConfig['keys']> {
     limited: await stack.orgWithKey(`limited-${n}`, ALL_SCOPES, {
       rate_limit_per_key_per_min: 1,
     }),
+    unseen: await stack.orgWithKey(`unseen-${n}`),
   };
 }
 

@@ -27,6 +27,12 @@ export interface ProgramConfig {
     writeOnly: string;
     /** Organization `limited`: every scope, one request per minute. */
     limited: string;
+    /**
+     * Organization `unseen`: every scope, used only in phase `down`. The gateway answers the FAQ
+     * of an organization it answered before from that last digest while the digest service is
+     * away, so only an organization it never answered sees the FAQ's 503.
+     */
+    unseen: string;
   };
 }
 
@@ -150,7 +156,7 @@ export async function unavailable(
   call: CallWithKey,
 ): Promise<void> {
   for (const op of OPERATIONS) {
-    seen.error(op, 503, 'service_unavailable', await call(op, config.keys.all));
+    seen.error(op, 503, 'service_unavailable', await call(op, config.keys.unseen));
   }
 }
 
