@@ -1,7 +1,8 @@
-// A second `node --test` reporter beside `spec` (scripts/test.ts): it records which test file
-// is running in the file named by TEST_PROGRESS_FILE (so the driver's time budget can say what
-// it stopped), and at the end prints the wall time of every test file, slowest first, so a CI
-// run shows where its minutes went.
+// A second `node --test` reporter beside `spec` (scripts/test.ts): it keeps, in the JSON file
+// named by TEST_PROGRESS_FILE, the wall time of every test file done so far and which file it
+// heard from last. The driver reads it to say where a run that ran past its budget was, and to
+// print the files by wall time at the end (a reporter's own last words are lost when
+// --test-force-exit ends the run, so it prints nothing itself).
 
 import { writeFileSync } from 'node:fs';
 
@@ -9,48 +10,39 @@ const progressFile = process.env.TEST_PROGRESS_FILE;
 
 /** @param {AsyncIterable<{ type: string, data: Record<string, any> }>} source */
 export default async function* timingReporter(source) {
-  // Files run one at a time (--test-concurrency=1), and node 20 passes a file's events on in
-  // bursts, some only when the file is done: a file's wall time is counted from the previous
-  // file's last event to its own last one, so its before() hooks are included either way.
-  /** @type {Map<string, { ms: number, failed: boolean }>} */
-  const files = new Map();
+  // A file's own events (its name is its path) mark when the runner starts it (dequeue) and
+  // when it is done (complete); its tests' events come in between, in bursts.
+  /** @type {Record<string, { ms: number, failed: boolean }>} */
+  const done = {};
   let current;
-  let start = Date.now();
-  let last = start;
-  const close = () => {
-    if (current === undefined) return;
-    const entry = files.get(current) ?? { ms: 0, failed: false };
-    entry.ms += last - start;
-    files.set(current, entry);
-    start = last;
+  let since = Date.now();
+  let last = since;
+  let failed = false;
+  const save = () => {
+    if (!progressFile) return;
+    try {
+      writeFileSync(progressFile, JSON.stringify({ done, current, since, last, failed }));
+    } catch {
+      // Timing is a diagnostic: never fail the run for it.
+    }
   };
   for await (const event of source) {
     const { type, data } = event;
     const file = data?.file;
     if (typeof file !== 'string') continue;
-    if (file !== current) {
-      close();
+    const isFile = data.name === file && data.nesting === 0;
+    if (type === 'test:dequeue' && isFile) {
       current = file;
+      since = last = Date.now();
+      failed = false;
+      save();
+    } else if (type === 'test:complete' && isFile) {
+      done[file] = { ms: Date.now() - (file === current ? since : Date.now()), failed };
+      save();
+    } else if (file === current && (type === 'test:pass' || type === 'test:fail')) {
+      last = Date.now();
+      failed ||= type === 'test:fail';
+      save();
     }
-    last = Date.now();
-    if (type === 'test:fail')
-      (files.get(file) ?? files.set(file, { ms: 0, failed: true }).get(file)).failed = true;
-    if (progressFile && (type === 'test:pass' || type === 'test:fail')) {
-      try {
-        // The last file a result came from, and when: the driver's time budget names it.
-        writeFileSync(progressFile, `${file}\n${new Date(last).toISOString()}\n`);
-      } catch {
-        // Progress is a diagnostic: never fail the run for it.
-      }
-    }
-  }
-  close();
-  const rows = [...files.entries()].sort((a, b) => b[1].ms - a[1].ms);
-  const total = rows.reduce((s, [, e]) => s + e.ms, 0);
-  const cwd = `${process.cwd()}/`;
-  yield `\nTest files by wall time (${rows.length} files, ${(total / 60_000).toFixed(1)} min):\n`;
-  for (const [file, e] of rows) {
-    const name = file.startsWith(cwd) ? file.slice(cwd.length) : file;
-    yield `  ${(e.ms / 1000).toFixed(1).padStart(7)} s  ${name}${e.failed ? '  (failed)' : ''}\n`;
   }
 }

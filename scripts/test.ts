@@ -119,6 +119,43 @@ function onSignal(signal: NodeJS.Signals): void {
 
 // ---------------------------------------------------------------------------------------------
 
+/** What scripts/test-timing-reporter.mjs records. */
+interface Progress {
+  done: Record<string, { ms: number; failed: boolean }>;
+  current?: string;
+  since: number;
+  last: number;
+  failed: boolean;
+}
+
+function readProgress(file: string): Progress | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Progress;
+  } catch {
+    return undefined; // no result yet
+  }
+}
+
+const relative = (file: string) => path.relative(root, file) || file;
+
+/** The test files by wall time, slowest first: where a run's minutes went. */
+function printTimings(p: Progress | undefined): void {
+  if (!p) return;
+  const rows = Object.entries(p.done).map(([file, e]) => [file, e.ms, e.failed] as const);
+  // The last file's results may not all have been recorded when the run ended.
+  if (p.current && !(p.current in p.done)) rows.push([p.current, p.last - p.since, p.failed]);
+  rows.sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((sum, [, ms]) => sum + ms, 0);
+  console.log(
+    `\nTest files by wall time (${rows.length} files, ${(total / 60_000).toFixed(1)} min):`,
+  );
+  for (const [file, ms, failed] of rows) {
+    console.log(
+      `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(file)}${failed ? '  (failed)' : ''}`,
+    );
+  }
+}
+
 /** The longest a single test may take (the network-fault suite's longest is about 12 min). */
 const TEST_TIMEOUT_MS = 20 * 60_000;
 /** The whole run's budget: CI allows 90 min for everything, the tests included. */
@@ -143,23 +180,26 @@ function runTests(files: string[], nodeArgs: string[], env: NodeJS.ProcessEnv): 
     ...files,
   ];
   testChild = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' });
+  const progressFile = env.TEST_PROGRESS_FILE!;
   const budget = setTimeout(() => {
     // Past the budget the run is stuck or far slower than it should be: stop it and say where,
     // so CI fails with a reason instead of being cut off without one.
-    let lastResult = 'none yet';
-    try {
-      lastResult = readFileSync(env.TEST_PROGRESS_FILE!, 'utf8').trim().replace('\n', ' at ');
-    } catch {
-      // No result recorded yet.
-    }
+    const p = readProgress(progressFile);
+    const where = p?.current
+      ? `${relative(p.current)} (its last result ${new Date(p.last).toISOString()})`
+      : 'no file yet';
     console.error(
       `\nnpm test ran past its budget of ${BUDGET_MINUTES} min (TEST_BUDGET_MINUTES); the last ` +
-        `result came from ${lastResult}. Stopping the test runner.`,
+        `result came from ${where}. Stopping the test runner.`,
     );
     testChild?.kill('SIGTERM');
     setTimeout(() => testChild?.kill('SIGKILL'), 15_000).unref();
   }, BUDGET_MINUTES * 60_000);
   budget.unref();
+  testChild.once('exit', () => {
+    clearTimeout(budget);
+    printTimings(readProgress(progressFile));
+  });
   return new Promise((resolve) => {
     testChild!.once('error', (err) => {
       console.error(`Could not start node --test: ${err.message}`);
