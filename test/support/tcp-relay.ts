@@ -1,6 +1,7 @@
 // A TCP relay for the network-fault suite: accepts on one address and forwards every
 // connection to a target, optionally holding each chunk `delayMs` in each direction (a slow
-// link; this kernel has no netem). Used in-process and, as a script, inside the suite's
+// link; this kernel has no netem), or every chunk until `silent` is lifted (a blackhole that
+// TCP's retransmissions cross once it ends). Used in-process and, as a script, inside the suite's
 // network namespace:
 //
 //   node --import tsx test/support/tcp-relay.ts <listenHost> <targetHost>:<port>…
@@ -14,6 +15,8 @@ export interface Relay {
   readonly port: number;
   /** Added to every chunk in each direction, from now on. */
   delayMs: number;
+  /** While true, nothing crosses in either direction; lifted, what was held goes on in order. */
+  silent: boolean;
   close(): Promise<void>;
 }
 
@@ -23,11 +26,28 @@ export async function startRelay(
   targetPort: number,
 ): Promise<Relay> {
   const sockets = new Set<net.Socket>();
-  const relay = { port: 0, delayMs: 0, close };
+  let silent = false;
+  const held: (() => void)[] = [];
+  const relay = {
+    port: 0,
+    delayMs: 0,
+    get silent() {
+      return silent;
+    },
+    set silent(value: boolean) {
+      silent = value;
+      if (!value) for (const fn of held.splice(0)) fn();
+    },
+    close,
+  };
   /** Forwards from → to, each chunk after the relay's delay, in order. */
   const pipe = (from: net.Socket, to: net.Socket) => {
     let lastDue = 0;
-    const later = (fn: () => void) => {
+    const later = (fn: () => void): void => {
+      if (silent) {
+        held.push(() => later(fn));
+        return;
+      }
       if (relay.delayMs <= 0 && lastDue <= Date.now()) return fn();
       const due = Math.max(Date.now() + relay.delayMs, lastDue);
       lastDue = due;

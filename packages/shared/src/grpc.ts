@@ -6,6 +6,7 @@ import {
   Metadata,
   status as GrpcStatus,
   type CallOptions,
+  type ChannelCredentials,
   type ChannelOptions,
   type ClientUnaryCall,
   type ServerUnaryCall,
@@ -34,6 +35,7 @@ import { releaseClosedHttp2Streams } from './http2-stream-release.js';
 import { withPooledSerializers } from './grpc-serializers.js';
 import { failSpan, tracer } from './trace-context.js';
 import { parseGrpcTarget } from './grpc-target.js';
+import { GRPC_CONNECT_TIMEOUT_MS, WatchdogChannel } from './grpc-connect-watchdog.js';
 
 const { HealthCheckResponse_ServingStatus: ServingStatus, HealthService } = health;
 
@@ -323,6 +325,8 @@ export function createGrpcClient<C>(
   address: string,
   /** Methods retried on another replica after UNAVAILABLE (grpcServiceConfig). */
   retryable: readonly string[] = [],
+  /** A connection attempt unanswered this long is abandoned for a fresh one (WatchdogChannel). */
+  connectTimeoutMs = GRPC_CONNECT_TIMEOUT_MS,
 ): C {
   // Finished calls' state otherwise survives every scavenge (see http2-stream-release.ts), and
   // every request would define Node 20's deprecated accessor (http2-request-bind.ts).
@@ -335,6 +339,11 @@ export function createGrpcClient<C>(
       ...CHANNEL_OPTIONS,
       'grpc.service_config': grpcServiceConfig(retryable),
       interceptors: [clientInterceptor(address)],
+      channelFactoryOverride: (
+        channelTarget: string,
+        creds: ChannelCredentials,
+        options: ChannelOptions,
+      ) => new WatchdogChannel(channelTarget, creds, options, connectTimeoutMs),
     },
   );
 }

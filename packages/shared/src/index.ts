@@ -4,6 +4,7 @@ export * from './ports.js';
 export * from './private-dir.js';
 export * from './logger.js';
 export * from './grpc.js';
+export * from './grpc-connect-watchdog.js';
 export * from './grpc-target.js';
 export * from './http2-stream-release.js';
 export * from './http2-request-bind.js';

@@ -22,6 +22,7 @@ import { EmbeddedLedger } from './data-access/embedded-ledger.js';
 import { ExtractiveModel } from './data-access/extractive-llm.js';
 import { KnowledgeSearchClient } from './data-access/knowledge-client.js';
 import { MysqlLedger } from './data-access/mysql-ledger.js';
+import { LedgerFallback } from './domain/ledger-fallback.js';
 import { OpenAiModel } from './data-access/openai-llm.js';
 import { TriageReporter } from './data-access/tickets-client.js';
 import { createAnswersHandlers } from './entry-points/grpc/answers-handlers.js';
@@ -144,6 +145,7 @@ export async function start(
       now,
       reservationTtlMs: config.RESERVATION_TTL_MS,
       llmTimeoutMs: config.LLM_TIMEOUT_MS,
+      ledgerFallback: new LedgerFallback(),
       memo: new TriageMemo(),
       orgModels,
     };

@@ -39,6 +39,7 @@ const { values, positionals } = parseArgs({
     form: { type: 'string' },
     'family-l2': { type: 'string' },
     'inner-folds': { type: 'string' },
+    'template-lines': { type: 'string' },
     pooled: { type: 'boolean', default: false },
   },
 });
@@ -65,6 +66,7 @@ const settings: Partial<TrainSettings> = {
         ),
       }
     : {}),
+  ...(values['template-lines'] ? { templateLines: Number(values['template-lines']) } : {}),
   ...(values['inner-folds'] ? { folds: Number(values['inner-folds']) } : {}),
 };
 

@@ -123,7 +123,7 @@ export interface components {
       confidence: number;
       /** @description The knowledge base covers the whole question. */
       answered_fully: boolean;
-      /** @description `confidence` ≥ the organization's threshold (default 85). Only these count toward the monthly deflection limit. */
+      /** @description `confidence` ≥ the organization's threshold (default 85), and the answer was counted toward the monthly deflection limit (only these count). Always false while the usage counter cannot be reached, whatever the confidence. */
       high_confidence: boolean;
       /** @description The knowledge-base entries the answer is built from, most relevant first; absent when none was used. */
       sources?: components['schemas']['AnswerSource'][];
@@ -540,7 +540,7 @@ export interface components {
       put?: never;
       /**
        * Generate a grounded answer
-       * @description Answers a question from the organization's knowledge base only, without opening a ticket. A high-confidence answer counts toward the organization's monthly deflection limit; at the limit nothing is generated and the call is 429 `deflection_limit_reached`.
+       * @description Answers a question from the organization's knowledge base only, without opening a ticket. A high-confidence answer counts toward the organization's monthly deflection limit; at the limit nothing is generated and the call is 429 `deflection_limit_reached`. While the usage counter cannot be reached (its database silent or down), answers are still generated but none is high-confidence and none counts; an organization known to be at its limit still gets 429.
        */
       post: operations['generateAnswer'];
       delete?: never;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, invalidRequest, type Logger } from '@support-agent/shared';
 import { answerConfidence, RELEVANCE_FLOOR } from './confidence.js';
 import { secondsUntilNextMonth } from './month.js';
+import type { LedgerFallback } from './ledger-fallback.js';
 import type {
   AnswerDraft,
   DeflectionLedger,
@@ -38,6 +39,8 @@ export interface AnswerDeps {
   now: () => Date;
   reservationTtlMs: number;
   llmTimeoutMs: number;
+  /** Answers without the ledger when it is silent or down (inputs with `mayAnswerWithoutLedger`). */
+  ledgerFallback?: LedgerFallback;
 }
 
 export interface GenerateAnswerInput {
@@ -52,6 +55,11 @@ export interface GenerateAnswerInput {
   signal?: AbortSignal | undefined;
   /** The KB hits of `question` when the caller searched already (triage, before reserving). */
   hits?: KbHit[] | undefined;
+  /**
+   * An API answer: when the ledger does not answer in time (deps.ledgerFallback), it is written
+   * without a slot, never high-confidence. Triage waits for the ledger (its event is redelivered).
+   */
+  mayAnswerWithoutLedger?: boolean;
 }
 
 export interface AnswerSource {
@@ -134,16 +142,25 @@ export async function generateAnswer(
   const log = deps.logger.child({ orgId, requestId: input.requestId });
 
   const startedAt = deps.now();
-  const reservation = await ledgerCall(() =>
-    deps.ledger.reserve({
-      orgId,
-      requestId: input.requestId,
-      limit: policy.deflectionMonthlyLimit,
-      now: startedAt,
-      ttlMs: deps.reservationTtlMs,
-    }),
-  );
+  const request = {
+    orgId,
+    requestId: input.requestId,
+    limit: policy.deflectionMonthlyLimit,
+    now: startedAt,
+    ttlMs: deps.reservationTtlMs,
+  };
+  const fallback = input.mayAnswerWithoutLedger ? deps.ledgerFallback : undefined;
+  const reservation = fallback
+    ? await fallback.reserve(deps.ledger, request, log, input.deadline)
+    : await ledgerCall(() => deps.ledger.reserve(request));
   if (reservation.kind === 'limit_reached') throw limitReached(startedAt);
+  if (reservation.kind === 'unanswered') {
+    if (fallback?.atLimitIn(orgId, startedAt)) throw limitReached(startedAt);
+    // No slot: an answer all the same, but one that cannot deflect (nothing to count).
+    const hits = input.hits ?? (await searchKnowledge(deps, orgId, question, input.deadline));
+    const result = await writeGroundedAnswer(deps, log, question, hits, policy, input.deadline);
+    return { ...result, highConfidence: false };
+  }
   // A redelivered triage event that was counted before is answered again but never counted twice.
   const holdsSlot = reservation.kind === 'reserved';
 

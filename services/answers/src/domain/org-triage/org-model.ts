@@ -13,6 +13,7 @@ import {
   type TriageModel,
 } from '../classifier.js';
 import { isCategoryName } from './categories.js';
+import { templateLineFeatures } from './template-lines.js';
 import { formFeatures } from './form-features.js';
 
 /** The model file (what the store keeps per version). */
@@ -26,6 +27,8 @@ export interface OrgModelFile {
   prior: boolean;
   /** Whether the ticket's form is read too (form-features.ts, `m:…`); absent in older files. */
   form?: boolean;
+  /** The organization's template lines (template-lines.ts); absent in older files. */
+  templateLines?: string[];
   bias: number[];
   /** Feature names, newline-separated, in the order of the weight rows. */
   names: string;
@@ -41,6 +44,7 @@ export interface OrgModel {
   classes: string[];
   prior: boolean;
   form: boolean;
+  templateLines: ReadonlySet<string>;
   weights: LinearWeights;
   /** The built-in model the features and the prior come from. */
   builtin: TriageModel;
@@ -63,6 +67,7 @@ export function orgModelProbabilities(model: OrgModel, text: string): number[] {
   const parts = featureParts(text, builtin.features, builtin.wordVectors);
   const extra = model.prior ? priorFeatures(builtin, probabilitiesOfParts(builtin, parts)) : [];
   if (model.form) extra.push(...formFeatures(text));
+  extra.push(...templateLineFeatures(text, model.templateLines));
   return softmax(scoreParts(model.weights, parts, extra));
 }
 
@@ -89,6 +94,7 @@ export function encodeOrgModel(input: {
   features: FeatureConfig;
   prior: boolean;
   form?: boolean;
+  templateLines?: string[];
   bias: ArrayLike<number>;
   names: string[];
   weights: Float64Array;
@@ -120,6 +126,7 @@ export function encodeOrgModel(input: {
     features: input.features,
     prior: input.prior,
     ...(input.form ? { form: true } : {}),
+    ...(input.templateLines?.length ? { templateLines: input.templateLines } : {}),
     bias: Array.from(input.bias, (b) => Math.round(b * 1e6) / 1e6),
     names: kept.map((i) => input.names[i]!).join('\n'),
     scales: scales.toString('base64'),
@@ -146,6 +153,9 @@ export function loadOrgModel(raw: unknown, builtin: TriageModel): OrgModel {
     fail('trained with other features than the built-in model reads');
   if (!Array.isArray(f.bias) || f.bias.length !== k || !f.bias.every(Number.isFinite))
     fail('bad bias');
+  const templateLines = f.templateLines ?? [];
+  if (!Array.isArray(templateLines) || !templateLines.every((l) => typeof l === 'string'))
+    fail('bad template lines');
   const names = typeof f.names === 'string' && f.names !== '' ? f.names.split('\n') : [];
   const scales = Buffer.from(String(f.scales), 'base64');
   const q = Buffer.from(String(f.weights), 'base64');
@@ -168,6 +178,7 @@ export function loadOrgModel(raw: unknown, builtin: TriageModel): OrgModel {
     classes: [...f.classes],
     prior: f.prior === true,
     form: f.form === true,
+    templateLines: new Set(templateLines),
     weights: compileWeights(f.bias, rows, buckets, dims),
     builtin,
   };

@@ -10,6 +10,11 @@ import {
   type TriageModel,
 } from '../classifier.js';
 import { fitSoftmax, type SparseData } from './fit-softmax.js';
+import {
+  learnTemplateLines,
+  TEMPLATE_LINE_MIN_SHARE,
+  templateLineFeatures,
+} from './template-lines.js';
 import { formFeatures } from './form-features.js';
 import { encodeOrgModel, priorFeatures, type OrgModelFile } from './org-model.js';
 import { categoryScores, type CategoryScores } from './scores.js';
@@ -42,6 +47,11 @@ export interface TrainSettings {
   prior: boolean;
   /** Whether the ticket's form (form-features.ts) is read too. */
   form: boolean;
+  /**
+   * The share of the tickets a line must appear in to be one of the organization's template
+   * lines (template-lines.ts), read as features of their own; 0 turns them off.
+   */
+  templateLines: number;
   /** Multiplier of l2 per feature family (the name's prefix letter); 1 when absent. */
   familyL2: Record<string, number>;
   /** Most bytes of int8 weights (features × categories): keeps a model file under 5 MB. */
@@ -61,6 +71,7 @@ export const DEFAULT_TRAIN_SETTINGS: TrainSettings = {
   folds: 5,
   prior: true,
   form: true,
+  templateLines: TEMPLATE_LINE_MIN_SHARE,
   familyL2: {},
   nbPower: 0,
   maxWeightBytes: 3_500_000,
@@ -95,6 +106,7 @@ function featurizeAll(
   classes: string[],
   builtin: TriageModel,
   s: Pick<TrainSettings, 'prior' | 'form'>,
+  templateLines: ReadonlySet<string>,
   progress: (done: number) => void,
 ): Featurized {
   const dictionary = new Map<string, number>();
@@ -114,6 +126,7 @@ function featurizeAll(
     const parts = featureParts(e.text, builtin.features, builtin.wordVectors);
     const extra = s.prior ? priorFeatures(builtin, probabilitiesOfParts(builtin, parts)) : [];
     if (s.form) extra.push(...formFeatures(e.text));
+    extra.push(...templateLineFeatures(e.text, templateLines));
     const vector = featuresOfParts(parts);
     for (const [name, value] of extra) vector.set(name, value);
     const rowIds = new Int32Array(vector.size);
@@ -348,7 +361,15 @@ export function trainOrgModel(
 
   // Progress: featurizing ≈ 10 %, each of the folds + the final fit an equal share of the rest.
   onProgress('reading tickets', 0);
-  const data = featurizeAll(kept, classes, builtin, s, (done) =>
+  // Unsupervised (no labels), so learned once from every ticket, the report's folds included.
+  const templateLines =
+    s.templateLines > 0
+      ? learnTemplateLines(
+          kept.map((e) => e.text),
+          s.templateLines,
+        )
+      : [];
+  const data = featurizeAll(kept, classes, builtin, s, new Set(templateLines), (done) =>
     onProgress('reading tickets', (0.1 * done) / kept.length),
   );
   const smallest = Math.min(...classes.map((_, c) => data.y.filter((y) => y === c).length));
@@ -387,10 +408,17 @@ export function trainOrgModel(
     features: builtin.features,
     prior: s.prior,
     form: s.form,
+    templateLines,
     bias: final.b,
     names,
     weights: final.w,
-    meta: { examples: kept.length, l2: s.l2, epochs: s.epochs, minDf: s.minDf },
+    meta: {
+      examples: kept.length,
+      l2: s.l2,
+      epochs: s.epochs,
+      minDf: s.minDf,
+      templateLines: s.templateLines,
+    },
   });
   onProgress('done', 1);
   return { model, report };

@@ -30,6 +30,7 @@ export function createAnswersHandlers(
           policy,
           requestId: newRequestId(),
           deadline: deadlineOf(call.getDeadline()),
+          mayAnswerWithoutLedger: true,
         });
         logger.info(
           {
