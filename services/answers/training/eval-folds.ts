@@ -2,7 +2,7 @@
 // cross-validation within each organization of a labelled file (docs/triage.md).
 //
 //   npm run eval:triage-folds -- <file.jsonl> [--folds 5] [--seed 2] [--group repo]
-//                              [--sizes 50,100,200] [--l2 0.003] [--pooled]
+//                              [--sizes 50,100,200] [--l2 0.003] [--dropout 2] [--pooled]
 //
 // Rows {title, body, label, <group>}: each value of --group (default `repo`) is one
 // organization, its rows its labelled history. For each organization and outer fold, the
@@ -40,6 +40,7 @@ const { values, positionals } = parseArgs({
     'family-l2': { type: 'string' },
     'inner-folds': { type: 'string' },
     'template-lines': { type: 'string' },
+    dropout: { type: 'string' },
     pooled: { type: 'boolean', default: false },
   },
 });
@@ -67,6 +68,7 @@ const settings: Partial<TrainSettings> = {
       }
     : {}),
   ...(values['template-lines'] ? { templateLines: Number(values['template-lines']) } : {}),
+  ...(values.dropout ? { dropoutCopies: Number(values.dropout) } : {}),
   ...(values['inner-folds'] ? { folds: Number(values['inner-folds']) } : {}),
 };
 

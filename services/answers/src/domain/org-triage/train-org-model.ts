@@ -16,6 +16,7 @@ import {
   templateLineFeatures,
 } from './template-lines.js';
 import { formFeatures } from './form-features.js';
+import { withDropoutCopies } from './dropout-copies.js';
 import { encodeOrgModel, priorFeatures, type OrgModelFile } from './org-model.js';
 import { categoryScores, type CategoryScores } from './scores.js';
 
@@ -54,6 +55,15 @@ export interface TrainSettings {
   templateLines: number;
   /** Multiplier of l2 per feature family (the name's prefix letter); 1 when absent. */
   familyL2: Record<string, number>;
+  /** Noisy copies of each training ticket (dropout-copies.ts); 0 turns them off. */
+  dropoutCopies: number;
+  /** Share of a copy's features dropped. */
+  dropoutRate: number;
+  /**
+   * Largest training set that gets the copies: beyond it the tickets themselves regularize
+   * and the copies' cost (a fit per copy) would outgrow the 10-minute budget at 10,000.
+   */
+  dropoutMaxExamples: number;
   /** Most bytes of int8 weights (features × categories): keeps a model file under 5 MB. */
   maxWeightBytes: number;
   seed: number;
@@ -73,6 +83,9 @@ export const DEFAULT_TRAIN_SETTINGS: TrainSettings = {
   form: true,
   templateLines: TEMPLATE_LINE_MIN_SHARE,
   familyL2: {},
+  dropoutCopies: 2,
+  dropoutRate: 0.3,
+  dropoutMaxExamples: 3_000,
   nbPower: 0,
   maxWeightBytes: 3_500_000,
   seed: 1,
@@ -225,7 +238,12 @@ function fit(
 ): FittedModel {
   const { column, kept } = vocabulary(data, rows, s, k);
   const scale = s.nbPower > 0 ? nbScales(data, rows, column, kept, k, s.nbPower) : undefined;
-  const sparse = sparseRows(data, rows, column, scale);
+  const sparse = withDropoutCopies(
+    sparseRows(data, rows, column, scale),
+    s.dropoutCopies,
+    s.dropoutRate,
+    s.seed,
+  );
   // Every category carries the same share of the loss, however many examples it has.
   const { w, b } = fitSoftmax(sparse, {
     classes: k,
@@ -349,7 +367,7 @@ export function trainOrgModel(
   settings: Partial<TrainSettings> = {},
   onProgress: ProgressListener = () => {},
 ): { model: OrgModelFile; report: TrainingReport } {
-  const s = { ...DEFAULT_TRAIN_SETTINGS, ...settings };
+  const given = { ...DEFAULT_TRAIN_SETTINGS, ...settings };
   const counts = new Map<string, number>();
   for (const e of examples) counts.set(e.label, (counts.get(e.label) ?? 0) + 1);
   const problem = trainingSetProblem(counts, categories);
@@ -358,6 +376,7 @@ export function trainOrgModel(
   const classes = categories.filter((c) => present.has(c));
   const kept = examples.filter((e) => classes.includes(e.label));
   const k = classes.length;
+  const s = kept.length > given.dropoutMaxExamples ? { ...given, dropoutCopies: 0 } : given;
 
   // Progress: featurizing ≈ 10 %, each of the folds + the final fit an equal share of the rest.
   onProgress('reading tickets', 0);
@@ -418,6 +437,8 @@ export function trainOrgModel(
       epochs: s.epochs,
       minDf: s.minDf,
       templateLines: s.templateLines,
+      dropoutCopies: s.dropoutCopies,
+      dropoutRate: s.dropoutRate,
     },
   });
   onProgress('done', 1);
