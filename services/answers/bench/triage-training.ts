@@ -1,5 +1,5 @@
 // What an organization's own triage costs (docs/triage.md, "Cost"): a training run's CPU time
-// and peak memory on 300 and on 10,000 tickets, the model file's size, the CPU of classifying a
+// and peak memory on 300, 3,000 and 10,000 tickets, the model file's size, the CPU of classifying a
 // ticket, and (with --stack) the API's p99 while a training run goes on, against quiet.
 //
 //   npm run bench:triage                         training runs and classification, in process
@@ -21,7 +21,10 @@ import { setPriority } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { classifyWithOrgModel, loadOrgModel } from '../src/domain/org-triage/org-model.js';
-import type { LabelledText } from '../src/domain/org-triage/train-org-model.js';
+import {
+  DEFAULT_TRAIN_SETTINGS,
+  type LabelledText,
+} from '../src/domain/org-triage/train-org-model.js';
 import { loadTriageModel } from '../src/domain/triage-model.js';
 import type { TrainRequest, WorkerMessage } from '../src/entry-points/jobs/training-protocol.js';
 import { generated } from '../training/dataset.js';
@@ -199,6 +202,10 @@ const texts = (values.file ? fileTickets(values.file) : generatedTickets(1_500, 
 console.log(
   `classify: ${classifyCpu(c300.model, texts).toFixed(3)} ms CPU per ticket (mean over ${texts.length})`,
 );
+// The largest training set that still gets dropout copies (train-org-model.ts): the most
+// costly run per ticket.
+const c3k = await trainInWorker(generatedTickets(DEFAULT_TRAIN_SETTINGS.dropoutMaxExamples, 11));
+printCost(c3k, 'generated, five categories, with dropout copies');
 const c10k = await trainInWorker(generatedTickets(10_000, 7));
 printCost(c10k, 'generated, five categories');
 console.log(
