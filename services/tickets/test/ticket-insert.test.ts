@@ -4,8 +4,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import mysql from 'mysql2/promise';
-import { MysqlTicketRepository } from '../src/data-access/mysql/ticket-repository.js';
-import { splitAtTicketRefs } from '../src/data-access/mysql/batched-creates.js';
+import { MysqlTicketRepository, toStoreError } from '../src/data-access/mysql/ticket-repository.js';
+import {
+  createInOneTransaction,
+  createRequest,
+  IncompleteResultsError,
+  splitAtTicketRefs,
+} from '../src/data-access/mysql/batched-creates.js';
+import { AppError, withTransaction } from '@support-agent/shared';
 import { ticketCreated, ticketStatusChanged } from '../src/domain/events.js';
 import { openedTicket, type TicketDraft } from '../src/domain/ticket.js';
 import { createTestDatabase } from '../../../test/support/mysql.js';
@@ -122,5 +128,44 @@ describe('MySQL ticket insert (one round trip)', () => {
       splitAtTicketRefs('{"id":"e","data":{"content":"\\"ticket_id\\":0,\\"ticket_number\\":0"}}'),
     );
     assert.throws(() => splitAtTicketRefs('{"id":"e","ticket_id":0,"data":{}}'));
+  });
+
+  it('when the batch query is answered with fewer results than statements, then the create fails as a lost connection would (503), and the connection is not reused', async () => {
+    const pool = mysql.createPool({ uri: db.url, connectionLimit: 1, multipleStatements: true });
+    try {
+      const real = await pool.getConnection();
+      const threadId = real.threadId;
+      // The driver's answer with its last results missing, as seen once when a delayed link
+      // to MariaDB came back.
+      const truncated = new Proxy(real, {
+        get(target, prop, receiver) {
+          if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+          return async (...args: Parameters<typeof real.query>) => {
+            const [results, fields] = (await target.query(...args)) as [unknown[], unknown];
+            return [results.slice(0, -2), fields];
+          };
+        },
+      });
+      const request = createRequest(draft('lost answer', 'key-incomplete'), (t) => [
+        ticketCreated(t),
+      ]);
+      let failure: unknown;
+      await createInOneTransaction(truncated, [request]).catch((err: unknown) => (failure = err));
+      assert.ok(failure instanceof IncompleteResultsError);
+      assert.equal(toStoreError(failure) instanceof AppError, true);
+      assert.equal((toStoreError(failure) as AppError).code, 'service_unavailable');
+      real.release();
+
+      // Through withTransaction, a fatal error drops the connection instead of returning it.
+      const thrown = await withTransaction(pool, () => Promise.reject(failure as Error), {
+        inOneQuery: true,
+      }).catch((err: unknown) => err);
+      assert.equal(thrown, failure);
+      const next = await pool.getConnection();
+      assert.notEqual(next.threadId, threadId);
+      next.release();
+    } finally {
+      await pool.end();
+    }
   });
 });

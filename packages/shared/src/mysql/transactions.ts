@@ -111,9 +111,12 @@ export async function withTransaction<T>(
       await conn.commit();
       return result;
     } catch (err) {
-      await conn.rollback().catch(() => {
-        healthy = false;
-      });
+      // A fatal error (a lost or desynchronized connection): never reused.
+      if ((err as MysqlError)?.fatal === true) healthy = false;
+      else
+        await conn.rollback().catch(() => {
+          healthy = false;
+        });
       const retry =
         isLockConflict(err) || (options.retryDuplicates === true && isDuplicateKeyError(err));
       if (retry && attempt < attempts) {
